@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parambus/schema.h: the compiled schema (.pbs, docs/schema-format.md) that
+ * pbus-gen writes and pbusd loads to create an instance.
+ *
+ * A struct pbus_schema is immutable after loading; any number of threads may
+ * read it at once.
+ */
+#ifndef PARAMBUS_SCHEMA_H
+#define PARAMBUS_SCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <parambus/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pbus_schema;
+
+/*
+ * Parse a compiled schema from @text (@length bytes, need not end in NUL).
+ * On -EINVAL, @error (if not NULL) receives one line naming the line number
+ * and the problem, e.g. "line 7: param 'vset': min above max".
+ * @source_name names the text in messages ("psu.pbs"). The caller owns
+ * *ret_schema and frees it with pbus_schema_free().
+ */
+PBUS_API int pbus_schema_parse(const char *text, size_t length, const char *source_name,
+			       char *error, size_t error_size,
+			       struct pbus_schema **ret_schema);
+
+/* Read and parse the file at @path; -errno of the read, or as above. */
+PBUS_API int pbus_schema_load(const char *path, char *error, size_t error_size,
+			      struct pbus_schema **ret_schema);
+
+/* Accepts NULL. */
+PBUS_API void pbus_schema_free(struct pbus_schema *schema);
+
+/* FNV-1a-64 of the record lines (docs/schema-format.md, "The schema hash"). */
+PBUS_API uint64_t pbus_schema_hash(const struct pbus_schema *schema);
+PBUS_API uint32_t pbus_schema_param_count(const struct pbus_schema *schema);
+
+/* The hash function itself, for a text of @length bytes: the same rule as
+ * pbus_schema_hash() applied to raw text. */
+PBUS_API uint64_t pbus_schema_hash_text(const char *text, size_t length);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * process.c: is a process still there? Used for dead writer-lock holders
+ * and for a dead pbusd. A pid alone is not enough: pids are recycled, and a
+ * killed process stays a zombie until its parent reaps it. So a process is
+ * identified by its pid and the low 32 bits of its start time (field 22 of
+ * /proc/PID/stat, in clock ticks since boot), and a zombie counts as dead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "table-internal.h"
+
+/* Read /proc/PID/stat: state letter and start time. -ESRCH if gone. */
+static int read_stat(uint32_t pid, char *ret_state, uint64_t *ret_start)
+{
+	char path[64], buf[1024];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	/* The command name may hold spaces and parentheses: skip to the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -EIO;
+	*ret_state = p[2];
+	p += 2;
+	/* Fields from 3 (state) on; starttime is field 22. */
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -EIO;
+		p++;
+	}
+	*ret_start = strtoull(p, NULL, 10);
+	return 0;
+}
+
+uint32_t pbus_process_start_token(pid_t pid)
+{
+	char state;
+	uint64_t start;
+
+	if (read_stat((uint32_t)pid, &state, &start) < 0)
+		return 0;
+	return (uint32_t)start;
+}
+
+bool pbus_process_alive(uint32_t pid, uint32_t start)
+{
+	char state;
+	uint64_t started;
+	int r;
+
+	if (pid == 0)
+		return false;
+	r = read_stat(pid, &state, &started);
+	if (r == -ESRCH)
+		return false;
+	if (r < 0)
+		/* No /proc: fall back to the pid alone. */
+		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	if (state == 'Z' || state == 'X')
+		return false;
+	return start == 0 || (uint32_t)started == start;
+}

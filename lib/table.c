@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * table.c: opening an instance and finding one's way around it. Everything
+ * a lookup needs (parameter handles, type information, the name index) is
+ * resolved once at open, from a segment validated in full, so that reads
+ * afterwards touch nothing but the mapping.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "table-internal.h"
+
+static int map_file(const char *path, bool writable, unsigned char **ret_base,
+		    size_t *ret_size, dev_t *ret_dev, ino_t *ret_ino)
+{
+	struct stat st;
+	void *base;
+	int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct pbus_wake_header))
+		r = -EPROTO;
+	if (r == 0) {
+		base = mmap(NULL, (size_t)st.st_size, PROT_READ | (writable ? PROT_WRITE : 0),
+			    MAP_SHARED, fd, 0);
+		if (base == MAP_FAILED) {
+			r = -errno;
+		} else {
+			*ret_base = base;
+			*ret_size = (size_t)st.st_size;
+			if (ret_dev)
+				*ret_dev = st.st_dev;
+			if (ret_ino)
+				*ret_ino = st.st_ino;
+		}
+	}
+	close(fd);
+	return r;
+}
+
+static int compare_by_name(const void *a, const void *b, void *arg)
+{
+	const struct pbus_table *t = arg;
+	const uint32_t *x = a, *y = b;
+
+	return strcmp(pbus_table_string(t, t->descriptors[*x].name),
+		      pbus_table_string(t, t->descriptors[*y].name));
+}
+
+int pbus_table_resolve(struct pbus_table *t)
+{
+	const struct pbus_segment_header *h = (const void *)t->base;
+	const struct pbus_enum_record *enums = (const void *)(t->base + h->enums_offset);
+	const struct pbus_enumerator *enumerators = (const void *)(t->base + h->enumerators_offset);
+	uint32_t n = h->param_count, total = 0;
+
+	t->header = (struct pbus_segment_header *)t->base;
+	t->descriptors = (const void *)(t->base + h->descriptors_offset);
+	t->aux = (struct pbus_param_aux *)(void *)(t->base + h->aux_offset);
+	t->wake = (struct pbus_wake_header *)(void *)t->wake_base;
+	t->waiters = (uint32_t *)(void *)(t->wake_base + PBUS_WAKE_WAITERS_OFFSET);
+	t->param_count = n;
+	for (uint32_t e = 0; e < h->enum_count; e++)
+		total += enums[e].count;
+	t->params = calloc(n ? n : 1, sizeof(*t->params));
+	t->types = calloc(n ? n : 1, sizeof(*t->types));
+	t->by_name = calloc(n ? n : 1, sizeof(*t->by_name));
+	t->enum_values = calloc(total ? total : 1, sizeof(*t->enum_values));
+	t->enum_labels = calloc(total ? total : 1, sizeof(*t->enum_labels));
+	if (!t->params || !t->types || !t->by_name || !t->enum_values || !t->enum_labels)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < total; i++) {
+		t->enum_values[i] = enumerators[i].value;
+		t->enum_labels[i] = pbus_table_string(t, enumerators[i].label);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pbus_param_descriptor *d = &t->descriptors[i];
+		struct pbus_typeinfo *ti = &t->types[i];
+		struct pbus_param *p = &t->params[i];
+
+		p->slot_ = t->base + d->slot_offset;
+		p->copy_stride_ = d->copy_stride;
+		p->value_size_ = d->value_size;
+		p->index_ = i;
+		p->type_ = d->type;
+		p->flags_ = d->flags;
+		p->table_ = t;
+		ti->type = d->type;
+		ti->flags = d->flags;
+		ti->value_size = d->value_size;
+		ti->element_size = d->element_size;
+		memcpy(&ti->min, &d->min, 8);
+		memcpy(&ti->max, &d->max, 8);
+		if (d->enum_index != PBUS_NO_ENUM) {
+			ti->enum_count = enums[d->enum_index].count;
+			ti->enum_values = t->enum_values + enums[d->enum_index].first;
+			ti->enum_labels = t->enum_labels + enums[d->enum_index].first;
+		}
+		t->by_name[i] = i;
+	}
+	qsort_r(t->by_name, n, sizeof(*t->by_name), compare_by_name, t);
+	return 0;
+}
+
+void pbus_table_destroy(struct pbus_table *t)
+{
+	if (!t)
+		return;
+	if (t->base)
+		munmap(t->base, t->size);
+	if (t->wake_base)
+		munmap(t->wake_base, t->wake_size);
+	if (t->lock_fd >= 0)
+		close(t->lock_fd);
+	free(t->params);
+	free(t->types);
+	free(t->by_name);
+	free(t->enum_values);
+	free(t->enum_labels);
+	free(t->temp_name);
+	free(t->temp_wake_name);
+	free(t);
+}
+
+/* Map the value and wake segments once; -EAGAIN if they belong to different
+ * owners (a restart is renaming them right now). */
+static int open_once(struct pbus_table *t, const char *instance, unsigned flags)
+{
+	char path[256], wake_path[256];
+	const struct pbus_wake_header *w;
+	int r;
+
+	if ((r = pbus_shm_path(path, sizeof(path), instance, "")) < 0 ||
+	    (r = pbus_shm_path(wake_path, sizeof(wake_path), instance, ".wake")) < 0)
+		return r;
+	r = map_file(path, flags & PBUS_OPEN_WRITE, &t->base, &t->size, NULL, NULL);
+	if (r < 0)
+		return r;
+	r = pbus_segment_validate(t->base, t->size);
+	if (r < 0)
+		return r;
+	r = map_file(wake_path, true, &t->wake_base, &t->wake_size, NULL, NULL);
+	if (r == -ENOENT)
+		return -EAGAIN;
+	if (r < 0)
+		return r;
+	w = (const void *)t->wake_base;
+	if (memcmp(w->magic, PBUS_WAKE_MAGIC, 8) || w->format_version != PBUS_FORMAT_VERSION)
+		return -EPROTO;
+	if (w->instance_id != ((const struct pbus_segment_header *)(const void *)t->base)->instance_id)
+		return -EAGAIN;
+	if (w->param_count != ((const struct pbus_segment_header *)(const void *)t->base)->param_count ||
+	    t->wake_size < PBUS_WAKE_WAITERS_OFFSET + 4ull * w->param_count)
+		return -EPROTO;
+	return 0;
+}
+
+int pbus_table_open(const char *instance, unsigned flags, struct pbus_table **ret_table)
+{
+	struct pbus_table *t;
+	int r = -EAGAIN;
+
+	if (!pbus_instance_name_valid(instance) || !ret_table || (flags & ~(unsigned)PBUS_OPEN_PROVIDER))
+		return -EINVAL;
+	for (int attempt = 0; attempt < 100 && r == -EAGAIN; attempt++) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		t->lock_fd = -1;
+		t->flags = flags;
+		memcpy(t->instance, instance, strlen(instance) + 1);
+		r = open_once(t, instance, flags);
+		if (r == 0)
+			r = pbus_table_resolve(t);
+		if (r == 0) {
+			*ret_table = t;
+			return 0;
+		}
+		pbus_table_destroy(t);
+		if (r == -EAGAIN)
+			usleep(1000);
+	}
+	return r;
+}
+
+void pbus_table_close(struct pbus_table *table)
+{
+	pbus_table_destroy(table);
+}
+
+const char *pbus_table_instance(const struct pbus_table *table)
+{
+	return table ? table->instance : NULL;
+}
+
+const char *pbus_table_interface(const struct pbus_table *table, unsigned *ret_major,
+				 unsigned *ret_minor)
+{
+	if (!table)
+		return NULL;
+	if (ret_major)
+		*ret_major = table->header->interface_major;
+	if (ret_minor)
+		*ret_minor = table->header->interface_minor;
+	return pbus_table_string(table, table->header->interface_name);
+}
+
+uint64_t pbus_table_schema_hash(const struct pbus_table *table)
+{
+	return table ? table->header->schema_hash : 0;
+}
+
+uint32_t pbus_table_param_count(const struct pbus_table *table)
+{
+	return table ? table->param_count : 0;
+}
+
+unsigned pbus_table_flags(const struct pbus_table *table)
+{
+	return table ? table->flags : 0;
+}
+
+int pbus_table_state(const struct pbus_table *table)
+{
+	uint32_t state;
+
+	if (!table)
+		return -EINVAL;
+	state = __atomic_load_n(&table->header->state, __ATOMIC_ACQUIRE);
+	switch (state) {
+	case PBUS_SEGMENT_CREATING:
+		/* Only its owner sees an unpublished segment. */
+	case PBUS_SEGMENT_LIVE:
+		if (!table->owner &&
+		    !pbus_process_alive(table->header->owner_pid, table->header->owner_start))
+			return PBUS_TABLE_ORPHANED;
+		return PBUS_TABLE_LIVE;
+	case PBUS_SEGMENT_CLOSED:
+		return PBUS_TABLE_CLOSED;
+	default:
+		return PBUS_TABLE_REPLACED;
+	}
+}
+
+int pbus_table_param(const struct pbus_table *table, uint32_t index,
+		     const struct pbus_param **ret_param)
+{
+	if (!table || !ret_param)
+		return -EINVAL;
+	if (index >= table->param_count)
+		return -ENOENT;
+	*ret_param = &table->params[index];
+	return 0;
+}
+
+int pbus_table_find(const struct pbus_table *table, const char *name,
+		    const struct pbus_param **ret_param)
+{
+	uint32_t lo = 0, hi;
+
+	if (!table || !name || !ret_param)
+		return -EINVAL;
+	hi = table->param_count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2, index = table->by_name[mid];
+		int c = strcmp(name, pbus_table_string(table, table->descriptors[index].name));
+
+		if (c == 0) {
+			*ret_param = &table->params[index];
+			return 0;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -ENOENT;
+}
+
+int pbus_param_info(const struct pbus_param *param, struct pbus_param_info *ret_info)
+{
+	const struct pbus_table *t;
+	const struct pbus_param_descriptor *d;
+	struct pbus_param_info info;
+
+	if (!param || !ret_info)
+		return -EINVAL;
+	t = param->table_;
+	d = pbus_table_descriptor(t, param->index_);
+	memset(&info, 0, sizeof(info));
+	info.name = pbus_table_string(t, d->name);
+	info.unit = pbus_table_string(t, d->unit);
+	info.description = pbus_table_string(t, d->description);
+	info.group = pbus_table_string(t, d->group);
+	info.index = param->index_;
+	info.type = d->type;
+	info.flags = d->flags;
+	info.update_class = d->update_class;
+	info.value_size = d->value_size;
+	info.element_size = d->element_size;
+	info.enum_count = t->types[param->index_].enum_count;
+	memcpy(&info.min, &d->min, 8);
+	memcpy(&info.max, &d->max, 8);
+	memcpy(&info.step, &d->step, 8);
+	if (d->flags & PBUS_PARAM_HAS_DEFAULT) {
+		info.default_value = pbus_table_string(t, d->default_value);
+		info.default_length = d->default_length;
+	}
+	*ret_info = info;
+	return 0;
+}
+
+const char *pbus_param_name(const struct pbus_param *param)
+{
+	if (!param)
+		return NULL;
+	return pbus_table_string(param->table_, param->table_->descriptors[param->index_].name);
+}
+
+int pbus_param_enumerator(const struct pbus_param *param, uint32_t i, const char **ret_label,
+			  int32_t *ret_value)
+{
+	const struct pbus_typeinfo *ti;
+
+	if (!param)
+		return -EINVAL;
+	ti = &param->table_->types[param->index_];
+	if (pbus_element_type(ti->type) != PBUS_TYPE_ENUM)
+		return -EINVAL;
+	if (i >= ti->enum_count)
+		return -ENOENT;
+	if (ret_label)
+		*ret_label = ti->enum_labels[i];
+	if (ret_value)
+		*ret_value = ti->enum_values[i];
+	return 0;
+}
+
+int pbus_param_enum_value(const struct pbus_param *param, const char *label, int32_t *ret_value)
+{
+	const struct pbus_typeinfo *ti;
+
+	if (!param || !label)
+		return -EINVAL;
+	ti = &param->table_->types[param->index_];
+	if (pbus_element_type(ti->type) != PBUS_TYPE_ENUM)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ti->enum_count; i++)
+		if (!strcmp(ti->enum_labels[i], label)) {
+			if (ret_value)
+				*ret_value = ti->enum_values[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int pbus_param_enum_label(const struct pbus_param *param, int32_t value, const char **ret_label)
+{
+	const struct pbus_typeinfo *ti;
+
+	if (!param)
+		return -EINVAL;
+	ti = &param->table_->types[param->index_];
+	if (pbus_element_type(ti->type) != PBUS_TYPE_ENUM)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ti->enum_count; i++)
+		if (ti->enum_values[i] == value) {
+			if (ret_label)
+				*ret_label = ti->enum_labels[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int pbus_param_parse(const struct pbus_param *param, const char *text, void *buf, size_t size,
+		     size_t *ret_length)
+{
+	size_t length;
+	int r;
+
+	if (!param || !text || !ret_length)
+		return -EINVAL;
+	r = pbus_value_parse(&param->table_->types[param->index_], text, buf, size, &length);
+	if (r == 0)
+		*ret_length = length;
+	return r;
+}
+
+int pbus_param_format(const struct pbus_param *param, const void *value, size_t length,
+		      char *buf, size_t size)
+{
+	if (!param || (!value && length) || (!buf && size))
+		return -EINVAL;
+	return pbus_value_format(&param->table_->types[param->index_], value, length, buf, size);
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wait.c: waiting for changes without polling. Waiters sleep on one futex
+ * word of the wake segment ("notify"); a writer bumps it and calls
+ * FUTEX_WAKE only while some waiter has registered for the parameter it
+ * wrote (or for every parameter), so writes cost no system call when nobody
+ * waits. A waiter registers only while it sleeps.
+ *
+ * Lost wake-ups are impossible: the waiter registers, fences, reads notify,
+ * then compares versions; the writer stores the version, fences, reads the
+ * counts, then bumps notify. Either the waiter sees the new version, or the
+ * writer sees the registration and bumps notify after the waiter read it, in
+ * which case FUTEX_WAIT returns at once because the word changed.
+ *
+ * All waiters share the word, so a change of one watched parameter wakes
+ * every sleeping waiter, who each compare their versions and sleep again if
+ * nothing of theirs changed. That is cheap for the handful of waiters an
+ * instrument has (docs/segment-format.md, "Waiting").
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <parambus/instance.h>
+
+#include "table-internal.h"
+
+struct pbus_watch {
+	struct pbus_table *table;
+	bool all;              /* watching every parameter */
+	size_t count;
+	uint32_t *indexes;
+	uint64_t *seen;        /* the version last seen, per watched parameter */
+	uint32_t *changed;     /* found by the last wait */
+	size_t changed_count, cursor;
+};
+
+int64_t pbus_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t pbus_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int pbus_futex_wait(const uint32_t *word, uint32_t expected, int64_t deadline_ns)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (deadline_ns >= 0) {
+		ts.tv_sec = deadline_ns / 1000000000;
+		ts.tv_nsec = deadline_ns % 1000000000;
+		tsp = &ts;
+	}
+	/* Shared (not PRIVATE): the word lives in a mapping of several
+	 * processes. BITSET takes an absolute CLOCK_MONOTONIC deadline. */
+	if (syscall(SYS_futex, word, FUTEX_WAIT_BITSET, expected, tsp, NULL,
+		    FUTEX_BITSET_MATCH_ANY) < 0) {
+		if (errno == EAGAIN)
+			return 0;
+		return -errno;
+	}
+	return 0;
+}
+
+void pbus_futex_wake_all(const uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void pbus_wake_all(struct pbus_table *table)
+{
+	__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
+	pbus_futex_wake_all(&table->wake->notify);
+	if (table->flags & PBUS_OPEN_WRITE) {
+		/* Waiters for saves sleep on save_count; a state change must
+		 * reach them too. Only a writable mapping can bump it. */
+		__atomic_fetch_add(&table->header->save_count, 1u, __ATOMIC_SEQ_CST);
+		pbus_futex_wake_all(&table->header->save_count);
+	}
+}
+
+int pbus_watch_new(struct pbus_table *table, const uint32_t *indexes, size_t count,
+		   struct pbus_watch **ret_watch)
+{
+	struct pbus_watch *w;
+
+	if (!table || !ret_watch || (count && !indexes))
+		return -EINVAL;
+	for (size_t i = 0; i < count; i++)
+		if (indexes[i] >= table->param_count)
+			return -ENOENT;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->table = table;
+	w->all = count == 0;
+	w->count = w->all ? table->param_count : count;
+	w->indexes = malloc((w->count ? w->count : 1) * sizeof(*w->indexes));
+	w->seen = malloc((w->count ? w->count : 1) * sizeof(*w->seen));
+	w->changed = malloc((w->count ? w->count : 1) * sizeof(*w->changed));
+	if (!w->indexes || !w->seen || !w->changed) {
+		pbus_watch_free(w);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < w->count; i++) {
+		w->indexes[i] = w->all ? (uint32_t)i : indexes[i];
+		w->seen[i] = pbus_param_seq(&table->params[w->indexes[i]]);
+	}
+	*ret_watch = w;
+	return 0;
+}
+
+void pbus_watch_free(struct pbus_watch *watch)
+{
+	if (!watch)
+		return;
+	free(watch->indexes);
+	free(watch->seen);
+	free(watch->changed);
+	free(watch);
+}
+
+/* Record every watched parameter whose version moved; returns how many. */
+static size_t collect_changes(struct pbus_watch *w)
+{
+	w->changed_count = 0;
+	w->cursor = 0;
+	for (size_t i = 0; i < w->count; i++) {
+		uint64_t s = pbus_param_seq(&w->table->params[w->indexes[i]]);
+
+		if (s != w->seen[i]) {
+			w->seen[i] = s;
+			w->changed[w->changed_count++] = w->indexes[i];
+		}
+	}
+	return w->changed_count;
+}
+
+static void set_registration(struct pbus_watch *w, bool on)
+{
+	struct pbus_table *t = w->table;
+
+	if (w->all) {
+		if (on)
+			__atomic_fetch_add(&t->wake->any_waiters, 1u, __ATOMIC_SEQ_CST);
+		else
+			__atomic_fetch_sub(&t->wake->any_waiters, 1u, __ATOMIC_SEQ_CST);
+		return;
+	}
+	for (size_t i = 0; i < w->count; i++) {
+		if (on)
+			__atomic_fetch_add(&t->waiters[w->indexes[i]], 1u, __ATOMIC_SEQ_CST);
+		else
+			__atomic_fetch_sub(&t->waiters[w->indexes[i]], 1u, __ATOMIC_SEQ_CST);
+	}
+}
+
+static bool table_gone(const struct pbus_table *t)
+{
+	return __atomic_load_n(&t->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE;
+}
+
+int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
+{
+	int64_t deadline;
+	int r = 0;
+
+	if (!watch)
+		return -EINVAL;
+	if (collect_changes(watch))
+		return (int)watch->changed_count;
+	if (table_gone(watch->table))
+		return -ESTALE;
+	if (timeout_ns == 0)
+		return -ETIMEDOUT;
+	deadline = timeout_ns < 0 ? -1 : pbus_monotonic_ns() + timeout_ns;
+	set_registration(watch, true);
+	for (;;) {
+		uint32_t n = __atomic_load_n(&watch->table->wake->notify, __ATOMIC_SEQ_CST);
+
+		if (collect_changes(watch)) {
+			r = (int)watch->changed_count;
+			break;
+		}
+		if (table_gone(watch->table)) {
+			r = -ESTALE;
+			break;
+		}
+		r = pbus_futex_wait(&watch->table->wake->notify, n, deadline);
+		if (r == -ETIMEDOUT) {
+			r = collect_changes(watch) ? (int)watch->changed_count : -ETIMEDOUT;
+			break;
+		}
+		if (r == -EINTR)
+			break;
+	}
+	set_registration(watch, false);
+	return r;
+}
+
+int pbus_watch_next(struct pbus_watch *watch, uint32_t *ret_index)
+{
+	if (!watch || !ret_index)
+		return -EINVAL;
+	if (watch->cursor >= watch->changed_count)
+		return 0;
+	*ret_index = watch->changed[watch->cursor++];
+	return 1;
+}
+
+int pbus_param_wait_saved(const struct pbus_param *param, uint64_t seq, int64_t timeout_ns)
+{
+	struct pbus_table *t;
+	int64_t deadline;
+
+	if (!param)
+		return -EINVAL;
+	t = param->table_;
+	if (!(param->flags_ & PBUS_PARAM_PERSISTENT))
+		return -EINVAL;
+	deadline = timeout_ns < 0 ? -1 : pbus_monotonic_ns() + timeout_ns;
+	for (;;) {
+		uint32_t n = __atomic_load_n(&t->header->save_count, __ATOMIC_ACQUIRE);
+		int r;
+
+		if (pbus_param_saved_seq(param) >= seq)
+			return 0;
+		if (table_gone(t))
+			return -ESTALE;
+		r = pbus_futex_wait(&t->header->save_count, n, deadline);
+		if (r == -ETIMEDOUT)
+			return pbus_param_saved_seq(param) >= seq ? 0 : -ETIMEDOUT;
+		if (r == -EINTR)
+			return r;
+	}
+}

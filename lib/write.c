@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * write.c: the write side of the table protocol (docs/segment-format.md,
+ * "Writing"). A write never touches the copy that readers are told to read:
+ * it fills the other copy, then publishes it by advancing the version. That
+ * is why a reader cannot see a torn value, cannot be starved by a writer
+ * that holds nothing it needs, and cannot be blocked by a writer that died:
+ * the published copy is always complete.
+ *
+ * Memory ordering, in C11 terms:
+ *  - the release fence before the data stores orders the earlier version
+ *    store (seq = s, made by us or, through the lock's acquire/release, by a
+ *    previous writer) before them: a reader that sees any byte of the new
+ *    data in its acquire-fenced re-read sees a version >= s and retries;
+ *  - the release store of seq = s + 1 orders the data before the version:
+ *    a reader that loads s + 1 with acquire sees the complete copy.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "table-internal.h"
+
+/* Store @n bytes into shared memory at @dst (8-aligned), 8 bytes at a time
+ * with relaxed atomic stores, zero-padding the last word. */
+static void store_words(unsigned char *dst, const unsigned char *src, size_t n)
+{
+	size_t off = 0;
+
+	for (; off + 8 <= n; off += 8) {
+		uint64_t w;
+
+		memcpy(&w, src + off, 8);
+		__atomic_store_n((uint64_t *)(void *)(dst + off), w, __ATOMIC_RELAXED);
+	}
+	if (off < n) {
+		uint64_t w = 0;
+
+		memcpy(&w, src + off, n - off);
+		__atomic_store_n((uint64_t *)(void *)(dst + off), w, __ATOMIC_RELAXED);
+	}
+}
+
+int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
+		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq)
+{
+	const struct pbus_param *p = &table->params[index];
+	unsigned char *slot = (unsigned char *)p->slot_;
+	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
+	struct pbus_copy_head *copy;
+	uint64_t s;
+	int r;
+
+	r = pbus_write_lock(&head->lock);
+	if (r < 0)
+		return r;
+	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
+	copy = (struct pbus_copy_head *)(void *)(slot + PBUS_SLOT_COPY0_OFFSET +
+						 ((s + 1) & 1u) * p->copy_stride_);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&copy->timestamp_ns, timestamp_ns ? timestamp_ns : pbus_realtime_ns(),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&copy->status, status, __ATOMIC_RELAXED);
+	__atomic_store_n(&copy->length, (uint32_t)length, __ATOMIC_RELAXED);
+	store_words((unsigned char *)(copy + 1), value, length);
+	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
+	pbus_write_unlock(&head->lock);
+
+	/* Wake waiters only if someone waits for this parameter: the waiter
+	 * stores its count, fences, then checks versions; we store the version,
+	 * fence, then check the counts. One of the two sees the other. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&table->waiters[index], __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
+		pbus_futex_wake_all(&table->wake->notify);
+	}
+	if (ret_seq)
+		*ret_seq = s + 1;
+	return 0;
+}
+
+/* Every check a write must pass, without writing. */
+static int check_write(const struct pbus_table *table, const struct pbus_write *w)
+{
+	const struct pbus_param_descriptor *d;
+
+	if (w->index >= table->param_count)
+		return -ENOENT;
+	if (!(table->flags & PBUS_OPEN_WRITE))
+		return -EACCES;
+	d = pbus_table_descriptor(table, w->index);
+	if ((d->flags & PBUS_PARAM_READONLY) && (table->flags & PBUS_OPEN_PROVIDER) != PBUS_OPEN_PROVIDER)
+		return -EACCES;
+	if (w->status > PBUS_STATUS_INVALID)
+		return -EINVAL;
+	return pbus_value_check(&table->types[w->index], w->value, w->length);
+}
+
+int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)
+{
+	int first = 0;
+
+	if (!table || (!writes && count))
+		return -EINVAL;
+	if (__atomic_load_n(&table->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE)
+		return -ESTALE;
+	for (size_t i = 0; i < count; i++) {
+		writes[i].result = check_write(table, &writes[i]);
+		if (writes[i].result < 0 && first == 0)
+			first = writes[i].result;
+	}
+	if (first < 0)
+		return first;
+	for (size_t i = 0; i < count; i++) {
+		struct pbus_write *w = &writes[i];
+
+		w->result = pbus_write_checked(table, w->index, w->value, w->length, w->timestamp_ns,
+					       w->status, &w->seq);
+		if (w->result < 0 && first == 0)
+			first = w->result;
+	}
+	return first;
+}
+
+int pbus_param_set(const struct pbus_param *param, const void *value, size_t length)
+{
+	struct pbus_write w = {.status = PBUS_STATUS_OK, .value = value, .length = length};
+
+	if (!param)
+		return -EINVAL;
+	w.index = param->index_;
+	return pbus_table_write_many(param->table_, &w, 1);
+}
+
+static int set_typed(const struct pbus_param *param, unsigned type, const void *value,
+		     size_t length)
+{
+	if (!param)
+		return -EINVAL;
+	if (param->type_ != type)
+		return -EINVAL;
+	return pbus_param_set(param, value, length);
+}
+
+int pbus_param_set_bool(const struct pbus_param *param, bool value)
+{
+	uint8_t v = value ? 1 : 0;
+
+	return set_typed(param, PBUS_TYPE_BOOL, &v, 1);
+}
+
+#define DEFINE_SETTER(suffix, ctype, type_code)                                   \
+	int pbus_param_set_##suffix(const struct pbus_param *param, ctype value)  \
+	{                                                                         \
+		return set_typed(param, type_code, &value, sizeof(value));        \
+	}
+
+DEFINE_SETTER(int8, int8_t, PBUS_TYPE_INT8)
+DEFINE_SETTER(int16, int16_t, PBUS_TYPE_INT16)
+DEFINE_SETTER(int32, int32_t, PBUS_TYPE_INT32)
+DEFINE_SETTER(int64, int64_t, PBUS_TYPE_INT64)
+DEFINE_SETTER(uint8, uint8_t, PBUS_TYPE_UINT8)
+DEFINE_SETTER(uint16, uint16_t, PBUS_TYPE_UINT16)
+DEFINE_SETTER(uint32, uint32_t, PBUS_TYPE_UINT32)
+DEFINE_SETTER(uint64, uint64_t, PBUS_TYPE_UINT64)
+DEFINE_SETTER(float, float, PBUS_TYPE_FLOAT)
+DEFINE_SETTER(double, double, PBUS_TYPE_DOUBLE)
+DEFINE_SETTER(enum, int32_t, PBUS_TYPE_ENUM)
+
+int pbus_param_set_string(const struct pbus_param *param, const char *value)
+{
+	if (!value)
+		return -EINVAL;
+	return set_typed(param, PBUS_TYPE_STRING, value, strlen(value));
+}
+
+int pbus_param_set_bytes(const struct pbus_param *param, const void *value, size_t length)
+{
+	return set_typed(param, PBUS_TYPE_BYTES, value, length);
+}

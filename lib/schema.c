@@ -17,9 +17,8 @@
 
 #include "schema-internal.h"
 #include "segment-layout.h"
+#include "text-internal.h"
 
-#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
-#define FNV_PRIME UINT64_C(0x100000001b3)
 #define SCHEMA_FILE_MAX (64u << 20)
 #define MAX_TOKENS 64
 
@@ -46,18 +45,9 @@ static int fail(struct parser *ps, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= FNV_PRIME;
-	}
-	return h;
-}
-
 uint64_t pbus_schema_hash_text(const char *text, size_t length)
 {
-	uint64_t h = FNV_OFFSET;
+	uint64_t h = PBUS_FNV_OFFSET;
 	size_t pos = 0;
 
 	if (!text)
@@ -67,38 +57,20 @@ uint64_t pbus_schema_hash_text(const char *text, size_t length)
 		size_t end = nl ? (size_t)(nl - text) + 1 : length;
 
 		if (end - pos > 1 && text[pos] != '#' && text[pos] != '\n')
-			h = fnv1a(h, text + pos, end - pos);
+			h = pbus_fnv1a(h, text + pos, end - pos);
 		pos = end;
 	}
 	return h;
 }
 
-/* Decode a percent-encoded token in place. */
+/* Decode a percent-encoded token in place, naming it on failure. */
 static int percent_decode(struct parser *ps, char *s)
 {
-	char *out = s;
+	char copy[64];
 
-	for (char *in = s; *in; in++) {
-		if (*in == '%') {
-			int v = 0;
-
-			for (int k = 1; k <= 2; k++) {
-				char c = in[k];
-				int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-
-				if (d < 0)
-					return fail(ps, "malformed percent-encoding in '%s'", s);
-				v = v * 16 + d;
-			}
-			if (v == 0)
-				return fail(ps, "a NUL byte (%%00) is not allowed");
-			*out++ = (char)v;
-			in += 2;
-		} else {
-			*out++ = *in;
-		}
-	}
-	*out = 0;
+	snprintf(copy, sizeof(copy), "%s", s);
+	if (pbus_percent_decode(s) < 0)
+		return fail(ps, "malformed percent-encoding in '%s'", copy);
 	return 0;
 }
 
@@ -412,7 +384,7 @@ enum_found:
 			return -ENOMEM;
 		r = pbus_value_parse(&p->ti, default_text, p->default_value, p->ti.value_size, &length);
 		if (r == -ERANGE)
-			return fail(ps, "param '%s': default '%s' outside its limits", p->name, default_text);
+			return fail(ps, "param '%s': default '%s' outside its limits or its type's range", p->name, default_text);
 		if (r == -EMSGSIZE)
 			return fail(ps, "param '%s': default longer than its size", p->name);
 		if (r < 0)

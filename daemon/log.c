@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.c: pbusd's log, one line per message on stderr (the journal keeps
+ * stderr of a service). The library never logs; pbusd says what it does.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pbusd.h"
+
+static enum log_level current = LOG_INFO;
+static const char *const names[] = {"error", "warning", "info", "debug"};
+
+void log_set_level(enum log_level level)
+{
+	current = level;
+}
+
+int log_parse_level(const char *name, enum log_level *ret)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(name, names[i])) {
+			*ret = (enum log_level)i;
+			return 0;
+		}
+	return -1;
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	char line[1024];
+	int n;
+	va_list ap;
+
+	if (level > current)
+		return;
+	n = snprintf(line, sizeof(line), "pbusd[%d]: %s: ", (int)getpid(), names[level]);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	/* One write per line, so that threads do not interleave. */
+	fprintf(stderr, "%s\n", line);
+}

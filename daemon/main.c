@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c: pbusd, the owner of one instrument instance. It loads the compiled
+ * schema, creates the instance's segment with the defaults, restores the
+ * persistent parameters, publishes the segment, saves persistent parameters
+ * whenever they change, and on SIGTERM/SIGINT saves, marks the segment
+ * closed and removes it. The socket server (docs/, issue 3) comes next.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pbusd.h"
+
+static const char usage[] =
+	"Usage: pbusd --schema FILE.pbs --instance NAME [OPTIONS]\n"
+	"\n"
+	"Own one parambus instance: create its shared-memory table from a compiled\n"
+	"schema (made by pbus-gen), restore its persistent parameters, save them\n"
+	"whenever they change, and remove the table on SIGTERM or SIGINT.\n"
+	"\n"
+	"Options:\n"
+	"  -s, --schema FILE      compiled schema (.pbs) to serve (required)\n"
+	"  -i, --instance NAME    instance name: letters, digits, '_', '-', '.' (required)\n"
+	"  -d, --state-dir DIR    where NAME.state is kept (default: $PBUS_STATE_DIR,\n"
+	"                         else /var/lib/parambus for root, else\n"
+	"                         $XDG_STATE_HOME/parambus or ~/.local/state/parambus)\n"
+	"  -m, --mode MODE        octal permissions of the table (default 0644:\n"
+	"                         everybody reads, only pbusd's user writes; 0664\n"
+	"                         with --group lets that group write)\n"
+	"  -g, --group GROUP      group owning the table\n"
+	"      --save-delay MS    wait MS after a change before saving, so that a\n"
+	"                         burst of changes makes one save (default 20)\n"
+	"      --notify-fd FD     write \"READY=1\\n\" to FD once the table is\n"
+	"                         published, then close FD\n"
+	"  -l, --log-level LEVEL  error, warning, info (default) or debug\n"
+	"  -h, --help             show this help\n"
+	"  -V, --version          show the version\n"
+	"\n"
+	"Exit status: 0 after a clean shutdown, 1 on an error (bad schema, instance\n"
+	"already served, ...), 2 on a usage error.\n";
+
+struct options {
+	const char *schema, *instance, *state_dir, *group;
+	unsigned mode;
+	unsigned save_delay_ms;
+	int notify_fd;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "pbusd: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'pbusd --help'.\n");
+	return 2;
+}
+
+static int parse_unsigned(const char *text, int base, unsigned long max, unsigned long *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, base);
+	if (!*text || *end || errno || v > max || text[0] == '-')
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD };
+	static const struct option longopts[] = {
+		{"schema", required_argument, NULL, 's'},
+		{"instance", required_argument, NULL, 'i'},
+		{"state-dir", required_argument, NULL, 'd'},
+		{"mode", required_argument, NULL, 'm'},
+		{"group", required_argument, NULL, 'g'},
+		{"save-delay", required_argument, NULL, OPT_SAVE_DELAY},
+		{"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
+		{"log-level", required_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned long v;
+	enum log_level level;
+	int c;
+
+	o->notify_fd = -1;
+	o->save_delay_ms = 20;
+	while ((c = getopt_long(argc, argv, "s:i:d:m:g:l:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->schema = optarg; break;
+		case 'i': o->instance = optarg; break;
+		case 'd': o->state_dir = optarg; break;
+		case 'g': o->group = optarg; break;
+		case 'm':
+			if (parse_unsigned(optarg, 8, 0777, &v) < 0)
+				return usage_error("--mode '%s' is not octal permissions (e.g. 0664)", optarg);
+			o->mode = (unsigned)v;
+			break;
+		case OPT_SAVE_DELAY:
+			if (parse_unsigned(optarg, 10, 60000, &v) < 0)
+				return usage_error("--save-delay '%s' is not 0..60000 ms", optarg);
+			o->save_delay_ms = (unsigned)v;
+			break;
+		case OPT_NOTIFY_FD:
+			if (parse_unsigned(optarg, 10, INT_MAX, &v) < 0)
+				return usage_error("--notify-fd '%s' is not a file descriptor", optarg);
+			o->notify_fd = (int)v;
+			break;
+		case 'l':
+			if (log_parse_level(optarg, &level) < 0)
+				return usage_error("--log-level '%s': use error, warning, info or debug", optarg);
+			log_set_level(level);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		case 'V':
+			printf("pbusd %d.%d.%d\n", PBUS_VERSION_MAJOR, PBUS_VERSION_MINOR, PBUS_VERSION_PATCH);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'pbusd --help'.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->schema)
+		return usage_error("%s", "--schema FILE is required");
+	if (!o->instance)
+		return usage_error("%s", "--instance NAME is required");
+	return 0;
+}
+
+/* The default state directory, as --help describes it. */
+static char *default_state_dir(void)
+{
+	const char *env = getenv("PBUS_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	char *dir = NULL;
+
+	if (env && *env)
+		return strdup(env);
+	if (geteuid() == 0)
+		return strdup("/var/lib/parambus");
+	if (xdg && *xdg) {
+		if (asprintf(&dir, "%s/parambus", xdg) < 0)
+			return NULL;
+	} else if (asprintf(&dir, "%s/.local/state/parambus", home ? home : "/tmp") < 0) {
+		return NULL;
+	}
+	return dir;
+}
+
+static void notify_ready(int fd)
+{
+	static const char msg[] = "READY=1\n";
+
+	if (fd < 0)
+		return;
+	if (write(fd, msg, sizeof(msg) - 1) < 0)
+		log_msg(LOG_WARNING, "--notify-fd %d: %s", fd, strerror(errno));
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {0};
+	struct pbus_instance_options io = {.group = (gid_t)-1};
+	struct pbus_schema *schema = NULL;
+	struct pbus_table *owner = NULL;
+	struct persist *persist = NULL;
+	char error[512], *state_dir = NULL;
+	sigset_t signals;
+	int r, sig, status = 1;
+
+	r = parse_options(argc, argv, &o);
+	if (r)
+		return r;
+	if (o.group) {
+		struct group *g = getgrnam(o.group);
+
+		if (!g) {
+			fprintf(stderr, "pbusd: --group '%s': no such group\n", o.group);
+			return 2;
+		}
+		io.group = g->gr_gid;
+	}
+	io.mode = o.mode;
+	state_dir = o.state_dir ? strdup(o.state_dir) : default_state_dir();
+	if (!state_dir) {
+		log_msg(LOG_ERROR, "out of memory");
+		return 1;
+	}
+
+	/* Signals are taken by sigwaitinfo() in this thread; block them before
+	 * any thread exists so that every thread inherits the mask. */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGHUP);
+	sigaddset(&signals, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	sigdelset(&signals, SIGUSR1);
+
+	r = pbus_schema_load(o.schema, error, sizeof(error), &schema);
+	if (r < 0) {
+		log_msg(LOG_ERROR, "%s", error[0] ? error : pbus_strerror(r));
+		goto out;
+	}
+	r = pbus_instance_create(o.instance, schema, &io, &owner);
+	if (r == -EBUSY) {
+		log_msg(LOG_ERROR, "instance '%s' is already served by another pbusd", o.instance);
+		goto out;
+	}
+	if (r == -EINVAL) {
+		log_msg(LOG_ERROR, "invalid instance name '%s' (letters, digits, '_', '-', '.'; at most 48)",
+			o.instance);
+		goto out;
+	}
+	if (r < 0) {
+		log_msg(LOG_ERROR, "cannot create instance '%s': %s", o.instance, pbus_strerror(r));
+		goto out;
+	}
+	r = persist_new(owner, state_dir, o.instance, o.save_delay_ms, &persist);
+	if (r < 0 || (r = persist_restore(persist)) < 0)
+		goto out;
+	r = pbus_instance_publish(owner);
+	if (r < 0) {
+		log_msg(LOG_ERROR, "cannot publish instance '%s': %s", o.instance, strerror(-r));
+		goto out;
+	}
+	r = persist_start(persist);
+	if (r < 0) {
+		log_msg(LOG_ERROR, "cannot start the saver: %s", strerror(-r));
+		goto out;
+	}
+	log_msg(LOG_INFO, "serving instance '%s' (%u parameters, schema %016llx) from %s",
+		o.instance, pbus_table_param_count(owner),
+		(unsigned long long)pbus_table_schema_hash(owner), o.schema);
+	notify_ready(o.notify_fd);
+
+	for (;;) {
+		sig = sigwaitinfo(&signals, NULL);
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (sig == SIGHUP)
+			log_msg(LOG_INFO, "SIGHUP: nothing to reload yet");
+	}
+	log_msg(LOG_INFO, "shutting down on %s", strsignal(sig));
+	persist_stop(persist);
+	status = 0;
+out:
+	persist_free(persist);
+	pbus_instance_remove(owner);
+	pbus_schema_free(schema);
+	free(state_dir);
+	return status;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * text-internal.h: the percent-encoding shared by the compiled schema
+ * (docs/schema-format.md, "Encoding") and pbusd's state file
+ * (docs/persistence.md): bytes outside 0x21-0x7E and the bytes '%', '='
+ * and ',' become "%XX" with upper-case hex. Exported to pbusd through the
+ * static library only.
+ */
+#ifndef PBUS_TEXT_INTERNAL_H
+#define PBUS_TEXT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Encode @n bytes of @src; snprintf-style: returns the encoded length. */
+size_t pbus_percent_encode(const void *src, size_t n, char *buf, size_t size);
+
+/* Decode NUL-terminated @s in place; -EINVAL on a malformed escape or %00. */
+int pbus_percent_decode(char *s);
+
+/* FNV-1a-64 of @n bytes, continuing from @h (start with PBUS_FNV_OFFSET). */
+#define PBUS_FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+uint64_t pbus_fnv1a(uint64_t h, const void *p, size_t n);
+
+#endif

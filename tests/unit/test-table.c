@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-table.c: the table API against a real instance in /dev/shm: create,
+ * publish, open by name with each access mode, typed reads and writes,
+ * batches that are all-or-nothing, lookups, schema information, waits,
+ * the instance's states, and the validation of damaged segments.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <parambus/parambus.h>
+
+#include "../../lib/segment-layout.h"
+#include "../../lib/table-internal.h"
+#include "check.h"
+
+static const char schema_text[] =
+	"pbus-schema 1\n"
+	"interface com.example.Unit 1.2\n"
+	"enum com.example.Unit.Mode OFF=0 ON=1 TRIPPED=7\n"
+	"param flag bool default=true\n"
+	"param i8 int8 min=-10 max=10\n"
+	"param i16 int16\n"
+	"param i32 int32\n"
+	"param i64 int64 default=-5\n"
+	"param u8 uint8\n"
+	"param u16 uint16\n"
+	"param u32 uint32\n"
+	"param u64 uint64\n"
+	"param f32 float\n"
+	"param vset double unit=V min=0 max=30 step=0.01 default=1.5 flags=persistent desc=Set%20point\n"
+	"param name string size=16 default=hello\n"
+	"param blob bytes size=40\n"
+	"param mode enum enum=com.example.Unit.Mode default=ON\n"
+	"param samples double[] count=5\n"
+	"param meas double flags=readonly class=live unit=V\n";
+
+static char instance[64];
+static struct pbus_schema *schema;
+
+static struct pbus_table *create_instance(void)
+{
+	struct pbus_table *owner = NULL;
+	int r = pbus_instance_create(instance, schema, NULL, &owner);
+
+	CHECK_EQ_INT(r, 0);
+	if (r == 0)
+		CHECK_EQ_INT(pbus_instance_publish(owner), 0);
+	return owner;
+}
+
+static const struct pbus_param *find(struct pbus_table *t, const char *name)
+{
+	const struct pbus_param *p = NULL;
+	int r = pbus_table_find(t, name, &p);
+
+	if (r < 0) {
+		printf("  find %s: %d\n", name, r);
+		check_failures_in_case++;
+	}
+	return p;
+}
+
+static void open_and_defaults(void)
+{
+	struct pbus_table *owner = create_instance(), *t = NULL;
+	const struct pbus_param *p;
+	unsigned major = 0, minor = 0;
+	double d = 0;
+	bool b = false;
+	int64_t i64 = 0;
+	int32_t e = -1;
+	char s[32];
+
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
+	if (!t)
+		goto out;
+	CHECK_EQ_INT(pbus_table_param_count(t), 16);
+	CHECK_EQ_STR(pbus_table_interface(t, &major, &minor), "com.example.Unit");
+	CHECK_EQ_INT(major, 1);
+	CHECK_EQ_INT(minor, 2);
+	CHECK(pbus_table_schema_hash(t) == pbus_schema_hash(schema));
+	CHECK_EQ_STR(pbus_table_instance(t), instance);
+	CHECK_EQ_INT(pbus_table_state(t), PBUS_TABLE_LIVE);
+	CHECK_EQ_INT(pbus_param_get_double(find(t, "vset"), &d), PBUS_STATUS_OK);
+	CHECK(d == 1.5);
+	CHECK_EQ_INT(pbus_param_get_bool(find(t, "flag"), &b), PBUS_STATUS_OK);
+	CHECK(b);
+	CHECK_EQ_INT(pbus_param_get_int64(find(t, "i64"), &i64), PBUS_STATUS_OK);
+	CHECK_EQ_INT(i64, -5);
+	CHECK_EQ_INT(pbus_param_get_enum(find(t, "mode"), &e), PBUS_STATUS_OK);
+	CHECK_EQ_INT(e, 1);
+	CHECK_EQ_INT(pbus_param_get_string(find(t, "name"), s, sizeof(s)), PBUS_STATUS_OK);
+	CHECK_EQ_STR(s, "hello");
+	/* No default: zero with status invalid. */
+	CHECK_EQ_INT(pbus_param_get_double(find(t, "meas"), &d), PBUS_STATUS_INVALID);
+	CHECK(d == 0);
+	/* Wrong type through the inline getter. */
+	CHECK_EQ_INT(pbus_param_get_int32(find(t, "vset"), (int32_t *)&e), -EINVAL);
+	/* Lookups. */
+	CHECK_EQ_INT(pbus_table_find(t, "nope", &p), -ENOENT);
+	CHECK_EQ_INT(pbus_table_param(t, 16, &p), -ENOENT);
+	CHECK_EQ_INT(pbus_table_param(t, 15, &p), 0);
+	CHECK_EQ_STR(pbus_param_name(p), "meas");
+	for (uint32_t i = 0; i < pbus_table_param_count(t); i++) {
+		const struct pbus_param *q, *r;
+
+		CHECK_EQ_INT(pbus_table_param(t, i, &q), 0);
+		CHECK_EQ_INT(pbus_table_find(t, pbus_param_name(q), &r), 0);
+		CHECK(q == r);
+	}
+	/* Opening a missing instance, bad names. */
+	pbus_table_close(t);
+	t = NULL;
+	CHECK_EQ_INT(pbus_table_open("no-such-instance-here", PBUS_OPEN_READ, &t), -ENOENT);
+	CHECK_EQ_INT(pbus_table_open("../etc", PBUS_OPEN_READ, &t), -EINVAL);
+	CHECK_EQ_INT(pbus_table_open("", PBUS_OPEN_READ, &t), -EINVAL);
+	CHECK_EQ_INT(pbus_table_open(instance, 0x100, &t), -EINVAL);
+	CHECK(t == NULL);
+out:
+	pbus_table_close(t);
+	pbus_instance_remove(owner);
+}
+
+static void info_and_enums(void)
+{
+	struct pbus_table *owner = create_instance();
+	struct pbus_param_info info;
+	const struct pbus_param *p;
+	const char *label = NULL;
+	int32_t v = 0;
+
+	if (!owner)
+		return;
+	p = find(owner, "vset");
+	CHECK_EQ_INT(pbus_param_info(p, &info), 0);
+	CHECK_EQ_STR(info.name, "vset");
+	CHECK_EQ_STR(info.unit, "V");
+	CHECK_EQ_STR(info.description, "Set point");
+	CHECK_EQ_STR(info.group, "");
+	CHECK_EQ_INT(info.type, PBUS_TYPE_DOUBLE);
+	CHECK(info.flags & PBUS_PARAM_PERSISTENT);
+	CHECK(info.flags & PBUS_PARAM_HAS_STEP);
+	CHECK(info.max.d == 30 && info.min.d == 0 && info.step.d == 0.01);
+	CHECK_EQ_INT(info.default_length, 8);
+	CHECK_EQ_INT(info.update_class, PBUS_UPDATE_SETTING);
+	p = find(owner, "samples");
+	CHECK_EQ_INT(pbus_param_info(p, &info), 0);
+	CHECK_EQ_INT(info.type, PBUS_TYPE_DOUBLE | PBUS_TYPE_ARRAY_FLAG);
+	CHECK_EQ_INT(info.value_size, 40);
+	CHECK_EQ_STR(pbus_type_name(info.type), "double[]");
+	p = find(owner, "mode");
+	CHECK_EQ_INT(pbus_param_enumerator(p, 2, &label, &v), 0);
+	CHECK_EQ_STR(label, "TRIPPED");
+	CHECK_EQ_INT(v, 7);
+	CHECK_EQ_INT(pbus_param_enumerator(p, 3, &label, &v), -ENOENT);
+	CHECK_EQ_INT(pbus_param_enum_value(p, "ON", &v), 0);
+	CHECK_EQ_INT(v, 1);
+	CHECK_EQ_INT(pbus_param_enum_label(p, 0, &label), 0);
+	CHECK_EQ_STR(label, "OFF");
+	CHECK_EQ_INT(pbus_param_enum_label(p, 5, &label), -ENOENT);
+	CHECK_EQ_INT(pbus_param_enum_value(find(owner, "vset"), "ON", &v), -EINVAL);
+	pbus_instance_remove(owner);
+}
+
+static void typed_writes(void)
+{
+	struct pbus_table *owner = create_instance(), *w = NULL;
+	struct pbus_sample sample;
+	unsigned char blob[40];
+	double samples[5] = {0}, d;
+	int8_t i8 = 0;
+	uint64_t u64 = 0;
+	float f = 0;
+	char s[32];
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
+		check_failures_in_case++;
+		pbus_instance_remove(owner);
+		return;
+	}
+	CHECK_EQ_INT(pbus_param_set_double(find(w, "vset"), 12.25), 0);
+	CHECK_EQ_INT(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
+	CHECK(d == 12.25);
+	CHECK_EQ_INT(pbus_param_set_double(find(w, "vset"), 30.5), -ERANGE);
+	CHECK_EQ_INT(pbus_param_set_int32(find(w, "vset"), 3), -EINVAL);
+	CHECK_EQ_INT(pbus_param_set_int8(find(w, "i8"), -10), 0);
+	CHECK_EQ_INT(pbus_param_set_int8(find(w, "i8"), 11), -ERANGE);
+	CHECK_EQ_INT(pbus_param_get_int8(find(w, "i8"), &i8), 0);
+	CHECK_EQ_INT(i8, -10);
+	CHECK_EQ_INT(pbus_param_set_uint64(find(w, "u64"), UINT64_MAX), 0);
+	CHECK_EQ_INT(pbus_param_get_uint64(find(w, "u64"), &u64), 0);
+	CHECK(u64 == UINT64_MAX);
+	CHECK_EQ_INT(pbus_param_set_float(find(w, "f32"), 2.5f), 0);
+	CHECK_EQ_INT(pbus_param_get_float(find(w, "f32"), &f), 0);
+	CHECK(f == 2.5f);
+	CHECK_EQ_INT(pbus_param_set_enum(find(w, "mode"), 7), 0);
+	CHECK_EQ_INT(pbus_param_set_enum(find(w, "mode"), 6), -ERANGE);
+	CHECK_EQ_INT(pbus_param_set_string(find(w, "name"), "0123456789abcdef"), 0);
+	CHECK_EQ_INT(pbus_param_get_string(find(w, "name"), s, sizeof(s)), 0);
+	CHECK_EQ_STR(s, "0123456789abcdef");
+	CHECK_EQ_INT(pbus_param_get_string(find(w, "name"), s, 16), -EMSGSIZE);
+	CHECK_EQ_INT(pbus_param_set_string(find(w, "name"), "0123456789abcdefX"), -EMSGSIZE);
+	CHECK_EQ_INT(pbus_param_set_string(find(w, "name"), "\xff"), -EINVAL);
+	for (int i = 0; i < 40; i++)
+		blob[i] = (unsigned char)(i * 7);
+	CHECK_EQ_INT(pbus_param_set_bytes(find(w, "blob"), blob, 40), 0);
+	memset(blob, 0, sizeof(blob));
+	CHECK_EQ_INT(pbus_param_read(find(w, "blob"), blob, sizeof(blob), &sample), 0);
+	CHECK_EQ_INT(sample.length, 40);
+	CHECK_EQ_INT(blob[39], (39 * 7) & 0xff);
+	CHECK_EQ_INT(pbus_param_read(find(w, "blob"), blob, 39, &sample), -EMSGSIZE);
+	samples[0] = 1;
+	samples[1] = 2;
+	CHECK_EQ_INT(pbus_param_set(find(w, "samples"), samples, 16), 0);
+	CHECK_EQ_INT(pbus_param_read(find(w, "samples"), samples, sizeof(samples), &sample), 0);
+	CHECK_EQ_INT(sample.length, 16);
+	CHECK_EQ_INT(pbus_param_set(find(w, "samples"), samples, 12), -EINVAL);
+	CHECK_EQ_INT(pbus_param_set(find(w, "samples"), samples, 48), -EMSGSIZE);
+	/* Read-only: refused to a client, allowed to the provider. */
+	CHECK_EQ_INT(pbus_param_set_double(find(w, "meas"), 1.0), -EACCES);
+	CHECK_EQ_INT(pbus_param_set_double(find(owner, "meas"), 4.5), 0);
+	CHECK_EQ_INT(pbus_param_get_double(find(w, "meas"), &d), PBUS_STATUS_OK);
+	CHECK(d == 4.5);
+	pbus_table_close(w);
+	/* A reader cannot write at all. */
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &w), 0);
+	CHECK_EQ_INT(pbus_param_set_double(find(w, "vset"), 1.0), -EACCES);
+	pbus_table_close(w);
+	pbus_instance_remove(owner);
+}
+
+static void samples_and_versions(void)
+{
+	struct pbus_table *owner = create_instance();
+	struct pbus_write wr[1];
+	struct pbus_sample sample;
+	const struct pbus_param *p;
+	double v = 2.0;
+	uint64_t before;
+
+	if (!owner)
+		return;
+	p = find(owner, "vset");
+	before = pbus_param_seq(p);
+	CHECK_EQ_INT(before, 0);
+	memset(wr, 0, sizeof(wr));
+	wr[0].index = 10;
+	wr[0].status = PBUS_STATUS_MAJOR;
+	wr[0].timestamp_ns = 123456789;
+	wr[0].value = &v;
+	wr[0].length = 8;
+	CHECK_EQ_INT(pbus_table_write_many(owner, wr, 1), 0);
+	CHECK_EQ_INT(wr[0].seq, 1);
+	CHECK_EQ_INT(pbus_param_read(p, &v, sizeof(v), &sample), PBUS_STATUS_MAJOR);
+	CHECK_EQ_INT(sample.timestamp_ns, 123456789);
+	CHECK_EQ_INT(sample.seq, 1);
+	CHECK_EQ_INT(sample.status, PBUS_STATUS_MAJOR);
+	CHECK_EQ_INT(pbus_param_get_double(p, &v), PBUS_STATUS_MAJOR);
+	wr[0].status = 4;
+	CHECK_EQ_INT(pbus_table_write_many(owner, wr, 1), -EINVAL);
+	/* A write without a timestamp gets the current time. */
+	CHECK_EQ_INT(pbus_param_set_double(p, 3.0), 0);
+	CHECK_EQ_INT(pbus_param_read(p, &v, sizeof(v), &sample), PBUS_STATUS_OK);
+	CHECK(sample.timestamp_ns > UINT64_C(1600000000000000000));
+	CHECK_EQ_INT(sample.seq, 2);
+	pbus_instance_remove(owner);
+}
+
+static void batches_are_all_or_nothing(void)
+{
+	struct pbus_table *owner = create_instance(), *w = NULL;
+	double good = 5, bad = 99, now;
+	int32_t mode = 0;
+	struct pbus_write wr[3];
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
+		check_failures_in_case++;
+		pbus_instance_remove(owner);
+		return;
+	}
+	memset(wr, 0, sizeof(wr));
+	wr[0] = (struct pbus_write){.index = 10, .value = &good, .length = 8};
+	wr[1] = (struct pbus_write){.index = 13, .value = &mode, .length = 4};
+	wr[2] = (struct pbus_write){.index = 15, .value = &bad, .length = 8}; /* read-only */
+	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), -EACCES);
+	CHECK_EQ_INT(wr[0].result, 0);
+	CHECK_EQ_INT(wr[1].result, 0);
+	CHECK_EQ_INT(wr[2].result, -EACCES);
+	CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &now), 0);
+	CHECK(now == 1.5); /* unchanged */
+	CHECK_EQ_INT(pbus_param_seq(find(w, "mode")), 0);
+	wr[2] = (struct pbus_write){.index = 10, .value = &bad, .length = 8}; /* out of range */
+	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), -ERANGE);
+	CHECK_EQ_INT(pbus_param_seq(find(w, "vset")), 0);
+	wr[2] = (struct pbus_write){.index = 99, .value = &bad, .length = 8};
+	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), -ENOENT);
+	wr[2] = (struct pbus_write){.index = 1, .value = &bad, .length = 1};
+	((int8_t *)&bad)[0] = 3;
+	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), 0);
+	CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &now), 0);
+	CHECK(now == 5);
+	pbus_table_close(w);
+	pbus_instance_remove(owner);
+}
+
+static void text_conversion(void)
+{
+	struct pbus_table *owner = create_instance();
+	unsigned char buf[64];
+	char out[64];
+	size_t len = 0;
+
+	if (!owner)
+		return;
+	CHECK_EQ_INT(pbus_param_parse(find(owner, "vset"), "3.3", buf, sizeof(buf), &len), 0);
+	CHECK_EQ_INT(len, 8);
+	CHECK_EQ_INT(pbus_param_format(find(owner, "vset"), buf, len, out, sizeof(out)), 3);
+	CHECK_EQ_STR(out, "3.3");
+	CHECK_EQ_INT(pbus_param_parse(find(owner, "vset"), "31", buf, sizeof(buf), &len), -ERANGE);
+	CHECK_EQ_INT(pbus_param_parse(find(owner, "mode"), "tripped", buf, sizeof(buf), &len), 0);
+	CHECK_EQ_INT(pbus_param_format(find(owner, "mode"), buf, len, out, sizeof(out)), 7);
+	CHECK_EQ_STR(out, "TRIPPED");
+	CHECK_EQ_INT(pbus_param_parse(find(owner, "samples"), "1,2,3,4,5,6", buf, sizeof(buf), &len),
+		     -EMSGSIZE);
+	pbus_instance_remove(owner);
+}
+
+struct writer_arg {
+	const struct pbus_param *param;
+	double value;
+	int delay_ms;
+};
+
+static void *delayed_writer(void *arg)
+{
+	struct writer_arg *a = arg;
+	struct timespec ts = {0, (long)a->delay_ms * 1000000};
+
+	nanosleep(&ts, NULL);
+	pbus_param_set_double(a->param, a->value);
+	return NULL;
+}
+
+static void waits(void)
+{
+	struct pbus_table *owner = create_instance(), *r = NULL;
+	struct pbus_watch *w = NULL, *all = NULL;
+	struct writer_arg arg;
+	pthread_t th;
+	uint32_t idx[2] = {10, 15}, got;
+	int64_t t0;
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_READ, &r) < 0) {
+		check_failures_in_case++;
+		pbus_instance_remove(owner);
+		return;
+	}
+	CHECK_EQ_INT(pbus_watch_new(r, idx, 2, &w), 0);
+	CHECK_EQ_INT(pbus_watch_new(r, NULL, 0, &all), 0);
+	CHECK_EQ_INT(pbus_watch_new(r, (uint32_t[]){99}, 1, &all), -ENOENT);
+	/* Nothing changed: a zero timeout returns at once, a short one times out. */
+	CHECK_EQ_INT(pbus_watch_wait(w, 0), -ETIMEDOUT);
+	t0 = pbus_monotonic_ns();
+	CHECK_EQ_INT(pbus_watch_wait(w, 50 * 1000000), -ETIMEDOUT);
+	CHECK(pbus_monotonic_ns() - t0 >= 49 * 1000000);
+	/* A change of an unwatched parameter does not end the wait. */
+	CHECK_EQ_INT(pbus_param_set_float(find(owner, "f32"), 1.0f), 0);
+	CHECK_EQ_INT(pbus_watch_wait(w, 0), -ETIMEDOUT);
+	CHECK_EQ_INT(pbus_watch_wait(all, 0), 1);
+	CHECK_EQ_INT(pbus_watch_next(all, &got), 1);
+	CHECK_EQ_INT(got, 9);
+	CHECK_EQ_INT(pbus_watch_next(all, &got), 0);
+	/* A writer in another thread wakes the sleeping waiter. */
+	arg = (struct writer_arg){find(owner, "meas"), 7.0, 30};
+	pthread_create(&th, NULL, delayed_writer, &arg);
+	t0 = pbus_monotonic_ns();
+	CHECK_EQ_INT(pbus_watch_wait(w, 5 * INT64_C(1000000000)), 1);
+	CHECK(pbus_monotonic_ns() - t0 < INT64_C(4000000000));
+	CHECK_EQ_INT(pbus_watch_next(w, &got), 1);
+	CHECK_EQ_INT(got, 15);
+	pthread_join(th, NULL);
+	/* The waiter registration is gone after the wait. */
+	CHECK_EQ_INT(r->waiters[15], 0);
+	CHECK_EQ_INT(r->wake->any_waiters, 0);
+	/* Closing the instance ends waits with -ESTALE. */
+	pbus_instance_remove(owner);
+	CHECK_EQ_INT(pbus_watch_wait(w, 1000000000), -ESTALE);
+	CHECK_EQ_INT(pbus_table_state(r), PBUS_TABLE_CLOSED);
+	pbus_watch_free(w);
+	pbus_watch_free(all);
+	pbus_table_close(r);
+}
+
+static void states_and_replacement(void)
+{
+	struct pbus_table *owner = create_instance(), *r = NULL, *second = NULL, *again = NULL;
+	char path[256];
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_READ, &r) < 0) {
+		check_failures_in_case++;
+		pbus_instance_remove(owner);
+		return;
+	}
+	/* A second owner is refused while the first lives. */
+	CHECK_EQ_INT(pbus_instance_create(instance, schema, NULL, &second), -EBUSY);
+	CHECK(second == NULL);
+	/* An owner that goes away without cleaning up (its lock is released,
+	 * as the kernel does when a process dies) leaves an orphan... */
+	close(owner->lock_fd);
+	owner->lock_fd = -1;
+	owner->header->owner_pid = 1u << 30; /* a pid that does not run */
+	CHECK_EQ_INT(pbus_table_state(r), PBUS_TABLE_ORPHANED);
+	/* ...which the next owner replaces; old readers learn it. */
+	CHECK_EQ_INT(pbus_instance_create(instance, schema, NULL, &second), 0);
+	CHECK_EQ_INT(pbus_instance_publish(second), 0);
+	CHECK_EQ_INT(pbus_table_state(r), PBUS_TABLE_REPLACED);
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &again), 0);
+	CHECK_EQ_INT(pbus_table_state(again), PBUS_TABLE_LIVE);
+	pbus_table_close(again);
+	pbus_table_close(r);
+	pbus_table_destroy(owner); /* the stale owner's memory only */
+	pbus_instance_remove(second);
+	pbus_shm_path(path, sizeof(path), instance, "");
+	CHECK(access(path, F_OK) != 0);
+	pbus_shm_path(path, sizeof(path), instance, ".wake");
+	CHECK(access(path, F_OK) != 0);
+}
+
+/* Every single-byte change of a valid segment's metadata is either still a
+ * valid segment or refused with -EPROTO; never a crash. */
+static void validation_refuses_damage(void)
+{
+	struct pbus_table *owner = create_instance();
+	unsigned char *copy;
+	size_t meta, refused = 0;
+
+	if (!owner)
+		return;
+	CHECK_EQ_INT(pbus_segment_validate(owner->base, owner->size), 0);
+	copy = malloc(owner->size);
+	meta = owner->header->slots_offset;
+	for (size_t off = 0; off < meta; off++) {
+		static const unsigned char flips[] = {0x01, 0x80, 0xff};
+
+		for (size_t k = 0; k < sizeof(flips); k++) {
+			int r;
+
+			memcpy(copy, owner->base, owner->size);
+			copy[off] ^= flips[k];
+			r = pbus_segment_validate(copy, owner->size);
+			CHECK(r == 0 || r == -EPROTO);
+			refused += r != 0;
+		}
+	}
+	CHECK(refused > meta); /* most header/descriptor damage is caught */
+	CHECK_EQ_INT(pbus_segment_validate(owner->base, owner->size - 4096), -EPROTO);
+	CHECK_EQ_INT(pbus_segment_validate(owner->base, 100), -EPROTO);
+	free(copy);
+	pbus_instance_remove(owner);
+}
+
+int main(void)
+{
+	char err[256];
+
+	check_suite = "unit/table";
+	snprintf(instance, sizeof(instance), "unit-table-%d", (int)getpid());
+	if (pbus_schema_parse(schema_text, sizeof(schema_text) - 1, "unit.pbs", err, sizeof(err),
+			      &schema) < 0) {
+		printf("FAIL: unit/table/schema: %s\n", err);
+		return 1;
+	}
+	RUN_CASE(open_and_defaults);
+	RUN_CASE(info_and_enums);
+	RUN_CASE(typed_writes);
+	RUN_CASE(samples_and_versions);
+	RUN_CASE(batches_are_all_or_nothing);
+	RUN_CASE(text_conversion);
+	RUN_CASE(waits);
+	RUN_CASE(states_and_replacement);
+	RUN_CASE(validation_refuses_damage);
+	pbus_schema_free(schema);
+	CHECK_EXIT();
+}

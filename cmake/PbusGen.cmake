@@ -1,1 +1,27 @@
-
+# pbus_generate(NAME FDEPL PREFIX): run pbus-gen on a deployment file at
+# build time, producing NAME.pbs (the compiled schema pbusd loads) and
+# NAME.h / NAME.c (typed C accessors) in the current binary dir, and a
+# library target NAME-bindings to link against. The generator runs from the
+# project's venv (PBUS_PYTHON, made by `make venv`); the outputs are rebuilt
+# when the .fidl/.fdepl or the generator change.
+function(pbus_generate name fdepl prefix)
+  if(NOT PBUS_PYTHON)
+    message(FATAL_ERROR "pbus_generate: PBUS_PYTHON is not set (build through the root Makefile, which makes the venv)")
+  endif()
+  get_filename_component(dir ${fdepl} DIRECTORY)
+  file(GLOB sources ${dir}/*.fidl ${dir}/*.fdepl)
+  file(GLOB_RECURSE generator ${PROJECT_SOURCE_DIR}/gen/pbusgen/*.py ${PROJECT_SOURCE_DIR}/gen/pbusgen/templates/*
+       ${PROJECT_SOURCE_DIR}/gen/pbusgen/grammar/*)
+  set(out ${CMAKE_CURRENT_BINARY_DIR})
+  add_custom_command(
+    OUTPUT ${out}/${name}.pbs ${out}/${name}.h ${out}/${name}.c
+    COMMAND ${PBUS_PYTHON} -m pbusgen --prefix ${prefix}
+            --schema ${out}/${name}.pbs --c-header ${out}/${name}.h --c-source ${out}/${name}.c ${fdepl}
+    DEPENDS ${sources} ${generator}
+    COMMENT "pbus-gen ${fdepl}"
+    VERBATIM)
+  add_library(${name}-bindings STATIC ${out}/${name}.c)
+  target_include_directories(${name}-bindings PUBLIC ${out})
+  target_link_libraries(${name}-bindings PUBLIC parambus)
+  add_custom_target(${name}-schema ALL DEPENDS ${out}/${name}.pbs)
+endfunction()

@@ -187,6 +187,9 @@ int main(int argc, char **argv)
 	r = parse_options(argc, argv, &o);
 	if (r)
 		return r;
+	/* A closed stderr (a log pipe that went away) must not kill the owner
+	 * before it has saved and removed the instance. */
+	signal(SIGPIPE, SIG_IGN);
 	if (o.group) {
 		struct group *g = getgrnam(o.group);
 

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * simulator.c: the demo instrument's "acquisition": a bench power supply
+ * driving a simulated load. It is the instance's provider: it opens the
+ * table with PBUS_OPEN_PROVIDER, fills in the identity, and at 1 kHz reads
+ * the user's settings (inline, lock-free) and writes the measured voltage,
+ * current and heat-sink temperature in one batch with one timestamp.
+ *
+ * The model: a resistive load that drifts slowly between 6 and 10 ohm; the
+ * supply regulates voltage (CV) until the current limit is reached, then
+ * current (CC); the heat sink warms with the dissipated power. Over-voltage
+ * (setpoint above the OVP level) and over-temperature trip the output,
+ * which stays off until the user switches output_enable off and on again.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "psu.h"
+
+#define PASS_DISSIPATION_C_PER_W 4.0  /* heat-sink rise per watt in the pass element */
+#define THERMAL_TIME_CONSTANT_S 20.0
+#define AMBIENT_C 25.0
+#define OVER_TEMPERATURE_C 85.0
+#define WARM_C 70.0
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* A small deterministic noise source (xorshift), in [-1, 1]. */
+static double noise(void)
+{
+	static uint64_t x = 0x9e3779b97f4a7c15u;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return (double)(x >> 11) / (double)(UINT64_C(1) << 52) - 1.0;
+}
+
+struct model {
+	double temperature;
+	enum psu_output_state state;
+	enum psu_trip_cause cause;
+	char status[128];
+	/* What was last published, so that state changes are written once. */
+	bool published;
+	enum psu_output_state published_state;
+	enum psu_trip_cause published_cause;
+	char published_status[128];
+};
+
+static int write_state(struct psu *psu, const struct model *m, uint64_t now)
+{
+	struct pbus_write w[3] = {
+		{.index = PSU_OUTPUT_STATE, .value = &m->state, .length = 4, .timestamp_ns = now},
+		{.index = PSU_TRIP_CAUSE, .value = &m->cause, .length = 4, .timestamp_ns = now},
+		{.index = PSU_STATUS_TEXT, .value = m->status, .length = strlen(m->status),
+		 .timestamp_ns = now, .status = m->state == PSU_OUTPUT_STATE_TRIPPED ? PBUS_STATUS_MAJOR
+										: PBUS_STATUS_OK},
+	};
+
+	return pbus_table_write_many(psu_table(psu), w, 3);
+}
+
+static void trip(struct model *m, enum psu_trip_cause cause, const char *why)
+{
+	m->state = PSU_OUTPUT_STATE_TRIPPED;
+	m->cause = cause;
+	/* The reason is at most 80 bytes; the text fits the 128-byte parameter. */
+	snprintf(m->status, sizeof(m->status), "tripped: %.80s; cycle the output", why);
+}
+
+/* One tick of the model: read the settings, compute, publish. */
+static int tick(struct psu *psu, struct model *m, double t, double dt)
+{
+	double vset = 0, iset = 0, ovp = 0, vmax = 0, imax = 0, v = 0, i = 0;
+	double load = 8.0 + 2.0 * sin(2 * M_PI * t / 10.0);
+	bool enabled = false;
+	uint32_t current_status = PBUS_STATUS_OK, temperature_status = PBUS_STATUS_OK;
+	struct timespec now_ts;
+	uint64_t now;
+	float temperature;
+	int r;
+
+	psu_get_voltage_setpoint(psu, &vset);
+	psu_get_current_setpoint(psu, &iset);
+	psu_get_ovp_level(psu, &ovp);
+	psu_get_limits_voltage(psu, &vmax);
+	psu_get_limits_current(psu, &imax);
+	psu_get_output_enable(psu, &enabled);
+	vset = fmin(vset, vmax);
+	iset = fmin(iset, imax);
+
+	if (!enabled) {
+		m->state = PSU_OUTPUT_STATE_OFF;
+		m->cause = PSU_TRIP_CAUSE_NONE;
+		m->status[0] = 0;
+	} else if (m->state != PSU_OUTPUT_STATE_TRIPPED) {
+		m->state = PSU_OUTPUT_STATE_ON;
+		if (vset > ovp) {
+			char why[81];
+
+			snprintf(why, sizeof(why), "over-voltage, setpoint %.3f V above OVP %.2f V", vset, ovp);
+			trip(m, PSU_TRIP_CAUSE_OVER_VOLTAGE, why);
+		} else if (m->temperature > OVER_TEMPERATURE_C) {
+			trip(m, PSU_TRIP_CAUSE_OVER_TEMPERATURE, "heat sink above 85 degC");
+		}
+	}
+	if (m->state == PSU_OUTPUT_STATE_ON) {
+		v = vset;
+		i = v / load;
+		if (i > iset) { /* constant-current mode */
+			i = iset;
+			v = i * load;
+			current_status = PBUS_STATUS_MINOR;
+			snprintf(m->status, sizeof(m->status), "constant current: limited to %.3f A", iset);
+		} else {
+			m->status[0] = 0;
+		}
+		v += 0.0005 * noise();
+		i += 0.0002 * noise();
+	}
+	/* The linear regulator drops (30 V - v) at current i. */
+	m->temperature += (AMBIENT_C + PASS_DISSIPATION_C_PER_W * (30.0 - v) * i * 0.1 - m->temperature) *
+			  dt / THERMAL_TIME_CONSTANT_S;
+	temperature = (float)(m->temperature + 0.05 * noise());
+	if (m->temperature > WARM_C)
+		temperature_status = PBUS_STATUS_MINOR;
+	if (m->temperature > OVER_TEMPERATURE_C)
+		temperature_status = PBUS_STATUS_MAJOR;
+
+	clock_gettime(CLOCK_REALTIME, &now_ts);
+	now = (uint64_t)now_ts.tv_sec * 1000000000u + (uint64_t)now_ts.tv_nsec;
+	{
+		struct pbus_write w[3] = {
+			{.index = PSU_MEASURED_VOLTAGE, .value = &v, .length = 8, .timestamp_ns = now},
+			{.index = PSU_MEASURED_CURRENT, .value = &i, .length = 8, .timestamp_ns = now,
+			 .status = current_status},
+			{.index = PSU_TEMPERATURE, .value = &temperature, .length = 4, .timestamp_ns = now,
+			 .status = temperature_status},
+		};
+
+		r = pbus_table_write_many(psu_table(psu), w, 3);
+		if (r < 0)
+			return r;
+	}
+	if (!m->published || m->state != m->published_state || m->cause != m->published_cause ||
+	    strcmp(m->status, m->published_status)) {
+		r = write_state(psu, m, now);
+		m->published = r == 0;
+		m->published_state = m->state;
+		m->published_cause = m->cause;
+		memcpy(m->published_status, m->status, sizeof(m->status));
+	}
+	return r;
+}
+
+static int fill_identity(struct psu *psu, const char *instance)
+{
+	char serial[32];
+	const char *firmware = "1.0.0";
+
+	snprintf(serial, sizeof(serial), "SIM-%.27s", instance);
+	return pbus_param_set_string(psu_param(psu, PSU_IDENTITY_SERIAL), serial) < 0 ||
+			       pbus_param_set_string(psu_param(psu, PSU_IDENTITY_FIRMWARE), firmware) < 0
+		       ? -EIO
+		       : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct psu *psu = NULL;
+	struct model m = {.temperature = AMBIENT_C, .state = PSU_OUTPUT_STATE_OFF};
+	struct timespec next;
+	double rate = 1000.0, t = 0;
+	int64_t period_ns;
+	int r;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || argc > 3) {
+		printf("Usage: psu-sim INSTANCE [RATE_HZ]\n\n"
+		       "Simulate the demo bench power supply on instance INSTANCE (served by pbusd\n"
+		       "from psu.pbs): write its measurements RATE_HZ times a second (default 1000).\n");
+		return argc < 2 ? 2 : 0;
+	}
+	if (argc == 3 && ((rate = atof(argv[2])) < 1 || rate > 100000)) {
+		fprintf(stderr, "psu-sim: rate '%s' is not 1 … 100000 Hz\n", argv[2]);
+		return 2;
+	}
+	period_ns = (int64_t)(1e9 / rate);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	r = psu_open(argv[1], PBUS_OPEN_PROVIDER, &psu);
+	if (r < 0) {
+		fprintf(stderr, "psu-sim: instance '%s': %s\n", argv[1],
+			r == -EPROTO ? "built from another schema than psu.pbs" : pbus_strerror(r));
+		return 1;
+	}
+	if (fill_identity(psu, argv[1]) < 0) {
+		fprintf(stderr, "psu-sim: cannot write the identity\n");
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!stop) {
+		r = tick(psu, &m, t, (double)period_ns / 1e9);
+		if (r == -ESTALE) {
+			/* pbusd stopped or restarted: follow the new segment. */
+			psu_close(psu);
+			psu = NULL;
+			for (int tries = 0; tries < 50 && !stop && psu == NULL; tries++) {
+				struct timespec pause = {0, 100000000};
+
+				if (psu_open(argv[1], PBUS_OPEN_PROVIDER, &psu) < 0)
+					nanosleep(&pause, NULL);
+			}
+			if (!psu || fill_identity(psu, argv[1]) < 0) {
+				fprintf(stderr, "psu-sim: instance '%s' is gone\n", argv[1]);
+				return stop ? 0 : 1;
+			}
+			continue;
+		}
+		if (r < 0) {
+			fprintf(stderr, "psu-sim: write failed: %s\n", pbus_strerror(r));
+			psu_close(psu);
+			return 1;
+		}
+		t += (double)period_ns / 1e9;
+		next.tv_nsec += period_ns;
+		while (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	psu_close(psu);
+	return 0;
+}

@@ -64,7 +64,9 @@ bench-quick: build
 
 install: build
 	cmake --install $(BUILD)/dev --prefix $(abspath $(PREFIX))
-	$(PYTHON) -m pip install -q --disable-pip-version-check --prefix $(abspath $(PREFIX)) ./gen
+	$(PYTHON) -m pip install -q --disable-pip-version-check --upgrade \
+	    --target $(abspath $(PREFIX))/lib/parambus/python ./gen
+	install -D -m 755 scripts/pbus-gen.in $(abspath $(PREFIX))/bin/pbus-gen
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

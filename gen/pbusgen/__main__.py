@@ -1,0 +1,7 @@
+"""Run pbus-gen as `python -m pbusgen`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

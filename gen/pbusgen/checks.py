@@ -1,0 +1,116 @@
+"""Checks on the resolved model: how the pieces fit together.
+
+Run after the model is built and before any back end; the first problem
+found is raised as a GenError naming the file, line and column of the
+deployment key (or Franca element) at fault.
+"""
+
+import re
+from typing import Dict
+
+from .errors import GenError
+from .model import EnumValue, Model, Parameter
+
+MAX_PARAMS = 65535
+MAX_NAME_BYTES = 127
+_SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _loc(p: Parameter, *keys):
+    for k in keys:
+        if k in p.origins:
+            return p.origins[k]
+    return p.loc
+
+
+def _check_param(p: Parameter) -> None:
+    name = p.name
+    for seg in name.split("."):
+        if not _SEGMENT.fullmatch(seg):
+            raise GenError(p.loc, f"parameter name '{name}' has a segment '{seg}' "
+                                  "that is not [A-Za-z_][A-Za-z0-9_]*")
+    size = len(name.encode("utf-8"))
+    if size > MAX_NAME_BYTES:
+        raise GenError(p.loc, f"parameter name '{name}' is {size} bytes long, "
+                              f"above the limit of {MAX_NAME_BYTES}")
+
+    if p.min is not None and p.max is not None and p.min > p.max:
+        raise GenError(_loc(p, "Minimum"), f"min {_fmt(p.min)} above max "
+                                           f"{_fmt(p.max)} for '{name}'")
+    if p.step is not None and p.step <= 0:
+        raise GenError(_loc(p, "Step"), f"step {_fmt(p.step)} is not positive "
+                                        f"for '{name}'")
+    if p.readonly and p.persistent:
+        raise GenError(_loc(p, "Persistent"), f"'Persistent' on readonly attribute "
+                       f"'{p.attribute.name}': only writable parameters are "
+                       "restored at start")
+    if p.readonly and p.group is not None:
+        raise GenError(_loc(p, "WritableBy"), f"'WritableBy' on readonly "
+                       f"attribute '{p.attribute.name}': nobody may write it")
+
+    if p.default is None:
+        return
+    dloc = _loc(p, "Default")
+    values = p.default if p.is_array else [p.default]
+    if p.is_array and len(values) > p.count:
+        raise GenError(dloc, f"default has {len(values)} elements, above count "
+                             f"{p.count} for '{name}'")
+    for v in values:
+        if isinstance(v, (bool, EnumValue, str, bytes)):
+            continue
+        if p.min is not None and v < p.min:
+            raise GenError(dloc, f"default {_fmt(v)} below min {_fmt(p.min)} "
+                                 f"for '{name}'")
+        if p.max is not None and v > p.max:
+            raise GenError(dloc, f"default {_fmt(v)} above max {_fmt(p.max)} "
+                                 f"for '{name}'")
+    if p.element == "string":
+        n = len(p.default.encode("utf-8"))
+        if n > p.size:
+            raise GenError(dloc, f"default is {n} bytes long, above size "
+                                 f"{p.size} for '{name}'")
+        if "\0" in p.default:
+            raise GenError(dloc, f"default of '{name}' contains a NUL character")
+    if p.element == "bytes" and len(p.default) > p.size:
+        raise GenError(dloc, f"default is {len(p.default)} bytes long, above size "
+                             f"{p.size} for '{name}'")
+
+
+def check(model: Model) -> None:
+    if len(model.parameters) > MAX_PARAMS:
+        raise GenError(model.interface.loc, f"interface '{model.interface.fqn}' has "
+                       f"{len(model.parameters)} parameters, above the limit of "
+                       f"{MAX_PARAMS}")
+    for p in model.parameters:
+        _check_param(p)
+
+    # Every C identifier the back end will print must be unique.
+    seen: Dict[str, str] = {}
+
+    def claim(ident: str, owner: str, loc) -> None:
+        if ident in seen:
+            raise GenError(loc, f"C name '{ident}' of {owner} clashes with "
+                                f"{seen[ident]}; rename one or use --prefix")
+        seen[ident] = owner
+
+    c = model.c
+    for ident in (c.schema_hash, c.param_count, c.schema_text, c.schema_length,
+                  c.guard, c.index_enum, c.handle, c.open, c.close, c.table, c.param):
+        claim(ident, "the generated code", model.interface.loc)
+    for p in model.parameters:
+        claim(p.c_index, f"parameter '{p.name}'", p.loc)
+        claim(p.c_getter, f"parameter '{p.name}'", p.loc)
+        if p.c_setter:
+            claim(p.c_setter, f"parameter '{p.name}'", p.loc)
+        if p.c_capacity:
+            claim(p.c_capacity, f"parameter '{p.name}'", p.loc)
+    for e in model.enums:
+        claim(e.c_type, f"enumeration '{e.fqn}'", e.loc)
+        for en in e.enumerators:
+            claim(en.c_name, f"enumerator '{e.fqn}.{en.name}'", en.loc)

@@ -1,0 +1,147 @@
+"""The command line: wires the stages together, nothing else.
+
+    load (front end) -> resolve -> build model -> check -> emit
+
+Exit status: 0 success, 1 an error in the input (one line on stderr naming
+file:line:column), 2 a usage error.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+from typing import List, Optional
+
+from . import __version__, checks, emit_c, emit_schema, loader, params, resolver
+from .errors import Diagnostics, GenError
+from .naming import is_identifier
+
+DESCRIPTION = """\
+Compile a Franca interface (.fidl) and its parambus deployment (.fdepl) into
+the compiled schema that pbusd loads (.pbs, docs/schema-format.md) and into
+typed C bindings.
+
+FILE is a .fdepl, which names its .fidl through `import "NAME.fidl"`, or a
+.fidl alone (then no deployment: no units, limits or defaults). Imports are
+looked up next to the importing file, then in each -I DIR in order.
+"""
+
+EPILOG = """\
+Every attribute of the interface (inherited ones first) becomes parameters in
+declaration order; struct attributes are flattened to `attr.field` leaves.
+Outputs are written only when their content changed, parent directories are
+created, and output is deterministic (no dates, no absolute paths).
+
+exit status:
+  0  success
+  1  an error in the input, printed as `file:line:column: error: ...`
+  2  a usage error (bad option)
+
+example:
+  pbus-gen --schema build/psu.pbs --c-header build/psu.h --c-source build/psu.c \\
+           --prefix psu examples/psu/psu.fdepl
+
+docs: docs/generator.md, docs/deployment-spec.md, docs/schema-format.md
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pbus-gen", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE",
+                   help="the deployment (.fdepl) or interface (.fidl) to compile")
+    p.add_argument("--schema", metavar="OUT.pbs",
+                   help="write the compiled schema here ('-' for standard output)")
+    p.add_argument("--c-header", metavar="OUT.h", help="write the C header here")
+    p.add_argument("--c-source", metavar="OUT.c", help="write the C source here")
+    p.add_argument("--prefix", metavar="NAME",
+                   help="prefix of every generated C name (default: the interface "
+                        "name in snake_case, e.g. power_supply)")
+    p.add_argument("--interface", metavar="FQN",
+                   help="the interface to compile, e.g. com.example.psu.PowerSupply "
+                        "(needed only when the input holds several)")
+    p.add_argument("-I", dest="include", metavar="DIR", action="append", default=[],
+                   help="also look for imported files in DIR (repeatable)")
+    p.add_argument("--check", action="store_true",
+                   help="only check the input; write nothing")
+    p.add_argument("--version", action="version", version=f"pbus-gen {__version__}")
+    return p
+
+
+def write_if_changed(path: str, text: str) -> bool:
+    """Write `text` to `path` unless it already holds exactly that; the
+    write is atomic (temporary file, then rename). Returns True if written."""
+    data = text.encode("utf-8")
+    try:
+        with open(path, "rb") as f:
+            if f.read() == data:
+                return False
+    except OSError:
+        pass
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".pbus-gen-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return True
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not (args.file.endswith(".fidl") or args.file.endswith(".fdepl")):
+        parser.error(f"FILE must end in .fidl or .fdepl: '{args.file}'")
+    if args.prefix is not None and not is_identifier(args.prefix):
+        parser.error(f"--prefix '{args.prefix}' is not a C identifier")
+    if not args.check and not (args.schema or args.c_header or args.c_source):
+        parser.error("nothing to do: give --schema, --c-header, --c-source or --check")
+
+    diag = Diagnostics()
+    try:
+        sources = loader.load(args.file, args.include)
+        resolved = resolver.resolve(sources, diag)
+        model = params.build_model(resolved, sources, args.interface, args.prefix, diag)
+        checks.check(model)
+    except GenError as exc:
+        for w in diag.warnings:
+            print(w, file=sys.stderr)
+        print(exc, file=sys.stderr)
+        return 1
+    for w in diag.warnings:
+        print(w, file=sys.stderr)
+    if args.check:
+        return 0
+
+    schema_text = emit_schema.render(model)
+    outputs = []
+    if args.schema:
+        outputs.append((args.schema, schema_text))
+    if args.c_header or args.c_source:
+        header_name = os.path.basename(args.c_header) if args.c_header \
+            else f"{model.c.prefix}.h"
+        header, source = emit_c.render(model, schema_text,
+                                       emit_schema.schema_hash(schema_text), header_name)
+        if args.c_header:
+            outputs.append((args.c_header, header))
+        if args.c_source:
+            outputs.append((args.c_source, source))
+    try:
+        for path, text in outputs:
+            if path == "-":
+                sys.stdout.write(text)
+            else:
+                write_if_changed(path, text)
+    except OSError as exc:
+        print(f"error: cannot write '{exc.filename}': {exc.strerror}", file=sys.stderr)
+        return 1
+    return 0

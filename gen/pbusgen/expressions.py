@@ -1,0 +1,176 @@
+"""Evaluation of Franca constant expressions and initializers.
+
+Values are plain Python values: int, float, bool, str, EnumValue (an
+enumerator), list (array initializer), dict (struct or map initializer).
+Integer division truncates toward zero, as in C. A reference is looked up by
+the caller-supplied function, which also detects cycles between constants.
+"""
+
+from typing import Any, Callable
+
+from . import syntax as S
+from .errors import GenError, Location
+from .model import (ArrayType, BasicType, EnumType, EnumValue, INT_RANGES,
+                    IntegerType, MapType, StructType, Type, UnionType,
+                    unalias)
+
+RefResolver = Callable[[str, Location], Any]
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "Boolean"
+    if isinstance(v, (int, EnumValue)):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "struct"
+
+
+def _num(v: Any, loc: Location, op: str) -> Any:
+    if isinstance(v, EnumValue):
+        return v.value
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise GenError(loc, f"operator '{op}' needs numbers, found {_kind(v)}")
+    return v
+
+
+def evaluate(expr: S.Expr, ref: RefResolver) -> Any:
+    if isinstance(expr, S.Literal):
+        return expr.value
+    if isinstance(expr, S.Ref):
+        return ref(expr.name, expr.loc)
+    if isinstance(expr, S.Unary):
+        v = evaluate(expr.operand, ref)
+        if expr.op == "!":
+            if not isinstance(v, bool):
+                raise GenError(expr.loc, f"operator '!' needs a Boolean, found {_kind(v)}")
+            return not v
+        return -_num(v, expr.loc, "-")
+    if isinstance(expr, S.Binary):
+        left = evaluate(expr.left, ref)
+        right = evaluate(expr.right, ref)
+        op = expr.op
+        if op in ("&&", "||"):
+            for v in (left, right):
+                if not isinstance(v, bool):
+                    raise GenError(expr.loc, f"operator '{op}' needs Booleans, "
+                                             f"found {_kind(v)}")
+            return (left and right) if op == "&&" else (left or right)
+        if op in ("==", "!="):
+            if isinstance(left, EnumValue):
+                left = left.value
+            if isinstance(right, EnumValue):
+                right = right.value
+            return (left == right) if op == "==" else (left != right)
+        if op == "+" and isinstance(left, str) and isinstance(right, str):
+            return left + right
+        a = _num(left, expr.loc, op)
+        b = _num(right, expr.loc, op)
+        if op == "<":
+            return a < b
+        if op == "<=":
+            return a <= b
+        if op == ">":
+            return a > b
+        if op == ">=":
+            return a >= b
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            if b == 0:
+                raise GenError(expr.loc, "division by zero")
+            if isinstance(a, int) and isinstance(b, int):
+                q = abs(a) // abs(b)
+                return q if (a >= 0) == (b >= 0) else -q
+            return a / b
+        raise AssertionError(op)
+    if isinstance(expr, S.StructInit):
+        out = {}
+        for name, loc, value in expr.fields:
+            if name in out:
+                raise GenError(loc, f"duplicate field '{name}' in initializer")
+            out[name] = (evaluate(value, ref), loc)
+        return out
+    if isinstance(expr, S.ArrayInit):
+        return [evaluate(i, ref) for i in expr.items]
+    if isinstance(expr, S.MapInit):
+        return [(evaluate(k, ref), evaluate(v, ref)) for k, v in expr.items]
+    raise AssertionError(type(expr))
+
+
+def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
+    """Check that `value` fits type `t` and return it in its canonical form
+    (ints for integers, floats for Float/Double, lists, dicts)."""
+    t = unalias(t)
+    if isinstance(t, BasicType):
+        tok = t.token
+        if tok in INT_RANGES:
+            if isinstance(value, EnumValue):
+                value = value.value
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise GenError(loc, f"{what}: expected an integer for {t.name}, "
+                                    f"found {_kind(value)}")
+            lo, hi = INT_RANGES[tok]
+            if not lo <= value <= hi:
+                raise GenError(loc, f"{what}: value {value} out of range of {t.name}")
+            return value
+        if tok in ("float", "double"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise GenError(loc, f"{what}: expected a number for {t.name}, "
+                                    f"found {_kind(value)}")
+            return float(value)
+        if tok == "bool":
+            if not isinstance(value, bool):
+                raise GenError(loc, f"{what}: expected true or false, found {_kind(value)}")
+            return value
+        if tok in ("string", "bytes"):
+            if not isinstance(value, str):
+                raise GenError(loc, f"{what}: expected a string, found {_kind(value)}")
+            return value
+    if isinstance(t, IntegerType):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise GenError(loc, f"{what}: expected an integer, found {_kind(value)}")
+        if (t.lower is not None and value < t.lower) or \
+                (t.upper is not None and value > t.upper):
+            raise GenError(loc, f"{what}: value {value} out of range of {t}")
+        return value
+    if isinstance(t, EnumType):
+        if not isinstance(value, EnumValue) or value.enum is not t and \
+                value.name not in [e.name for e in t.enumerators]:
+            raise GenError(loc, f"{what}: expected an enumerator of {t.fqn}")
+        return value
+    if isinstance(t, ArrayType):
+        if not isinstance(value, list) or (value and isinstance(value[0], tuple)):
+            raise GenError(loc, f"{what}: expected an array initializer '[...]'")
+        return [coerce(v, t.element, loc, what) for v in value]
+    if isinstance(t, MapType):
+        if not isinstance(value, list) or (value and not isinstance(value[0], tuple)):
+            raise GenError(loc, f"{what}: expected a map initializer '[k => v, ...]'")
+        return [(coerce(k, t.key, loc, what), coerce(v, t.value, loc, what))
+                for k, v in value]
+    if isinstance(t, StructType):
+        if not isinstance(value, dict):
+            raise GenError(loc, f"{what}: expected a struct initializer '{{...}}'")
+        names = [f.name for f in t.fields]
+        out = {}
+        for name, (v, floc) in value.items():
+            if name not in names:
+                raise GenError(floc, f"{what}: struct {t.fqn} has no field '{name}'")
+        for f in t.fields:
+            if f.name not in value:
+                raise GenError(loc, f"{what}: field '{f.name}' of {t.fqn} not initialized")
+            v, floc = value[f.name]
+            out[f.name] = coerce(v, f.type, floc, what)
+        return out
+    if isinstance(t, UnionType):
+        raise GenError(loc, f"{what}: constants of union type are not supported")
+    raise AssertionError(t)

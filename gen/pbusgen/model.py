@@ -1,0 +1,341 @@
+"""The resolved model: what the back ends read.
+
+Built once by resolver.py (Franca elements) and params.py (parameters), then
+checked by checks.py. Every name a back end needs is computed here, once:
+fully qualified Franca names, parameter names and indexes, and every C
+identifier. Back ends only format what they find.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Union
+
+from .errors import Location
+
+
+# --- Franca types ----------------------------------------------------------
+
+@dataclass(eq=False)
+class BasicType:
+    name: str               # Franca name: "Int8", "String", ...
+    token: str              # schema type token: "int8", "string", ...
+
+    def __str__(self) -> str:
+        return self.name
+
+
+BASIC_TYPES: Dict[str, BasicType] = {
+    name: BasicType(name, token) for name, token in (
+        ("Int8", "int8"), ("UInt8", "uint8"), ("Int16", "int16"),
+        ("UInt16", "uint16"), ("Int32", "int32"), ("UInt32", "uint32"),
+        ("Int64", "int64"), ("UInt64", "uint64"), ("Boolean", "bool"),
+        ("Float", "float"), ("Double", "double"), ("String", "string"),
+        ("ByteBuffer", "bytes"))
+}
+
+# Value range of each integer type token.
+INT_RANGES = {
+    "int8": (-2**7, 2**7 - 1), "uint8": (0, 2**8 - 1),
+    "int16": (-2**15, 2**15 - 1), "uint16": (0, 2**16 - 1),
+    "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1),
+    "int64": (-2**63, 2**63 - 1), "uint64": (0, 2**64 - 1),
+}
+
+
+@dataclass(eq=False)
+class IntegerType:
+    """Franca `Integer(lower, upper)`; None is minInt / maxInt."""
+
+    lower: Optional[int]
+    upper: Optional[int]
+
+    def __str__(self) -> str:
+        if self.lower is None and self.upper is None:
+            return "Integer"
+        lo = "minInt" if self.lower is None else str(self.lower)
+        hi = "maxInt" if self.upper is None else str(self.upper)
+        return f"Integer({lo},{hi})"
+
+
+@dataclass(eq=False)
+class Enumerator:
+    name: str
+    value: int
+    desc: Optional[str]
+    loc: Location
+    c_name: str = ""        # PREFIX_ENUM_LABEL, set when the enum is used
+
+
+@dataclass(eq=False)
+class EnumType:
+    fqn: str
+    name: str
+    loc: Location
+    base: Optional["EnumType"]
+    enumerators: List[Enumerator]   # inherited first
+    desc: Optional[str]
+    c_type: str = ""        # prefix_enum_name (the C enum tag), set when used
+
+    def __str__(self) -> str:
+        return self.fqn
+
+
+@dataclass(eq=False)
+class Field:
+    name: str
+    type: "Type"
+    desc: Optional[str]
+    loc: Location
+
+
+@dataclass(eq=False)
+class StructType:
+    fqn: str
+    name: str
+    loc: Location
+    base: Optional["StructType"]
+    polymorphic: bool
+    fields: List[Field]             # inherited first
+    desc: Optional[str]
+
+    def __str__(self) -> str:
+        return self.fqn
+
+
+@dataclass(eq=False)
+class UnionType:
+    fqn: str
+    name: str
+    loc: Location
+    base: Optional["UnionType"]
+    fields: List[Field]
+    desc: Optional[str]
+
+    def __str__(self) -> str:
+        return self.fqn
+
+
+@dataclass(eq=False)
+class MapType:
+    fqn: str
+    name: str
+    loc: Location
+    key: "Type"
+    value: "Type"
+    desc: Optional[str]
+
+    def __str__(self) -> str:
+        return self.fqn
+
+
+@dataclass(eq=False)
+class ArrayType:
+    fqn: Optional[str]              # None for an implicit `T[]`
+    name: Optional[str]
+    loc: Location
+    element: "Type"
+    desc: Optional[str] = None
+
+    def __str__(self) -> str:
+        return self.fqn or f"{self.element}[]"
+
+
+@dataclass(eq=False)
+class TypedefType:
+    fqn: str
+    name: str
+    loc: Location
+    actual: "Type"
+    desc: Optional[str]
+
+    def __str__(self) -> str:
+        return self.fqn
+
+
+Type = Union[BasicType, IntegerType, EnumType, StructType, UnionType,
+             MapType, ArrayType, TypedefType]
+
+
+def unalias(t: "Type") -> "Type":
+    """The type a chain of typedefs names."""
+    while isinstance(t, TypedefType):
+        t = t.actual
+    return t
+
+
+# --- constants, interfaces -------------------------------------------------
+
+@dataclass(frozen=True)
+class EnumValue:
+    """The value of an enumerator used in an expression."""
+
+    enum: EnumType
+    name: str
+    value: int
+
+
+@dataclass(eq=False)
+class Constant:
+    fqn: str
+    name: str
+    type: Type
+    value: Any      # int, float, bool, str, EnumValue, list, dict
+    desc: Optional[str]
+    loc: Location
+
+
+@dataclass(eq=False)
+class Argument:
+    name: str
+    type: Type
+    desc: Optional[str]
+    loc: Location
+
+
+@dataclass(eq=False)
+class Method:
+    name: str
+    selector: Optional[str]
+    fire_and_forget: bool
+    in_args: List[Argument]
+    out_args: List[Argument]
+    error: Optional[EnumType]
+    desc: Optional[str]
+    loc: Location
+
+
+@dataclass(eq=False)
+class Broadcast:
+    name: str
+    selector: Optional[str]
+    selective: bool
+    out_args: List[Argument]
+    desc: Optional[str]
+    loc: Location
+
+
+@dataclass(eq=False)
+class Attribute:
+    name: str
+    type: Type
+    readonly: bool
+    no_read: bool
+    no_subscriptions: bool
+    desc: Optional[str]
+    loc: Location
+    interface: "Interface"
+
+
+@dataclass(eq=False)
+class TypeCollection:
+    fqn: str
+    version: Optional[tuple]
+    types: List[Type]
+    constants: List[Constant]
+    desc: Optional[str]
+    loc: Location
+
+
+@dataclass(eq=False)
+class Interface:
+    fqn: str
+    name: str
+    package: str
+    version: tuple                  # (major, minor); (0, 0) when not given
+    base: Optional["Interface"]
+    manages: List["Interface"]
+    attributes: List[Attribute]     # own ones only
+    methods: List[Method]
+    broadcasts: List[Broadcast]
+    constants: List[Constant]
+    types: List[Type]
+    has_contract: bool
+    desc: Optional[str]
+    loc: Location
+
+    def all_attributes(self) -> List[Attribute]:
+        """Inherited attributes first, then own, in declaration order."""
+        own = list(self.attributes)
+        return (self.base.all_attributes() if self.base else []) + own
+
+
+# --- parameters ------------------------------------------------------------
+
+@dataclass(eq=False)
+class Parameter:
+    index: int
+    name: str                       # "limits.voltage"
+    type: str                       # schema token: "double", "int32[]", ...
+    element: str                    # scalar token ("int32" for "int32[]")
+    is_array: bool
+    size: Optional[int] = None      # string / bytes
+    count: Optional[int] = None     # arrays
+    enum: Optional[EnumType] = None
+    unit: Optional[str] = None
+    min: Any = None
+    max: Any = None
+    step: Any = None
+    default: Any = None             # bool, int, float, str, bytes, EnumValue, list
+    readonly: bool = False
+    persistent: bool = False
+    no_read: bool = False
+    no_subscriptions: bool = False
+    update_class: str = "setting"
+    group: Optional[str] = None
+    desc: Optional[str] = None
+    attribute: Optional[Attribute] = None
+    franca_type: Optional[Type] = None
+    loc: Optional[Location] = None  # the Franca attribute or field
+    # where each deployment key was given: key -> Location
+    origins: Dict[str, Location] = field(default_factory=dict)
+    # C identifiers
+    c_name: str = ""                # "limits_voltage"
+    c_index: str = ""               # "PSU_LIMITS_VOLTAGE"
+    c_getter: str = ""              # "psu_get_limits_voltage"
+    c_setter: str = ""              # "psu_set_limits_voltage" ("" if readonly)
+    c_capacity: str = ""            # "PSU_STATUS_TEXT_MAX_SIZE" (strings, bytes),
+                                    # "PSU_X_MAX_COUNT" (arrays), else ""
+
+    @property
+    def flags(self) -> List[str]:
+        out = []
+        if self.readonly:
+            out.append("readonly")
+        if self.persistent:
+            out.append("persistent")
+        if self.no_read:
+            out.append("noread")
+        if self.no_subscriptions:
+            out.append("nosubscriptions")
+        return out
+
+
+@dataclass(eq=False)
+class CNames:
+    """Identifiers of the generated C code that belong to no parameter."""
+
+    prefix: str                     # "psu"
+    upper: str                      # "PSU"
+    guard: str                      # "PSU_PBUS_H"
+    schema_hash: str                # "PSU_SCHEMA_HASH"
+    param_count: str                # "PSU_PARAM_COUNT"
+    schema_text: str                # "psu_schema_text"
+    schema_length: str              # "psu_schema_length"
+    index_enum: str                 # "psu_param_index" (enum tag)
+    handle: str                     # "psu" (struct tag of the opened instance)
+    open: str                       # "psu_open"
+    close: str                      # "psu_close"
+    table: str                      # "psu_table"
+    param: str                      # "psu_param"
+
+
+@dataclass(eq=False)
+class Model:
+    interface: Interface
+    parameters: List[Parameter]
+    enums: List[EnumType]           # enums that parameters use, first use first
+    source_files: List[str]         # base names, for the banner
+    c: CNames
+    types: Dict[str, Type]          # every named type, by fqn
+    constants: Dict[str, Constant]  # every constant, by fqn
+    interfaces: Dict[str, Interface]
+    type_collections: Dict[str, TypeCollection]

@@ -1,0 +1,162 @@
+"""Resolver: names, enumerator values, flattening, typedefs, constants,
+and the parameters and C names of the model."""
+
+from conftest import FIXTURES, build
+from pbusgen.model import EnumValue
+
+LIB = {
+    "lib.fidl": '''package org.lib
+typeCollection Types {
+    enumeration Base { A B = 5 C }
+    typedef Volts is Double
+    typedef Level is Volts
+    struct Pair { Int32 first  Int32 second }
+    const Int32 K = 4
+}
+''',
+}
+
+
+def test_names_and_inheritance(model_of):
+    model = model_of({**LIB, "main.fidl": '''package org.app
+import model "lib.fidl"
+interface Root { attribute UInt8 root_attr }
+interface Dev extends Root {
+    version { major 2 minor 3 }
+    enumeration More extends org.lib.Types.Base { D E = 0x20 F }
+    struct Triple extends org.lib.Types.Pair { Boolean third }
+    attribute More mode
+    attribute Triple t
+    attribute org.lib.Types.Level level
+}
+'''}, "main.fidl", interface="org.app.Dev")
+    itf = model.interface
+    assert itf.fqn == "org.app.Dev" and itf.version == (2, 3)
+    assert itf.base.fqn == "org.app.Root"
+    assert [p.name for p in model.parameters] == [
+        "root_attr", "mode", "t.first", "t.second", "t.third", "level"]
+    assert [p.index for p in model.parameters] == list(range(6))
+    more = model.types["org.app.Dev.More"]
+    assert [(e.name, e.value) for e in more.enumerators] == [
+        ("A", 0), ("B", 5), ("C", 6), ("D", 7), ("E", 32), ("F", 33)]
+    assert more.base is model.types["org.lib.Types.Base"]
+    assert model.parameters[-1].type == "double"          # typedef of typedef
+    assert model.enums == [more]
+    assert model.source_files == ["main.fidl", "lib.fidl"]
+
+
+def test_c_names(model_of):
+    model = model_of({**LIB, "main.fidl": '''package p
+import model "lib.fidl"
+interface PowerSupply {
+    enumeration OutputState { OFF ON }
+    attribute OutputState outputState readonly
+    attribute org.lib.Types.Pair limits
+    attribute String name
+    attribute Double[] samples
+}
+'''}, "main.fidl")
+    c = model.c
+    assert (c.prefix, c.upper, c.open, c.close, c.schema_hash, c.param_count) == (
+        "power_supply", "POWER_SUPPLY", "power_supply_open", "power_supply_close",
+        "POWER_SUPPLY_SCHEMA_HASH", "POWER_SUPPLY_PARAM_COUNT")
+    state, first, second, name, samples = model.parameters
+    assert (state.c_index, state.c_getter, state.c_setter) == (
+        "POWER_SUPPLY_OUTPUTSTATE", "power_supply_get_outputState", "")
+    assert (first.c_index, first.c_setter) == (
+        "POWER_SUPPLY_LIMITS_FIRST", "power_supply_set_limits_first")
+    assert name.c_capacity == "POWER_SUPPLY_NAME_MAX_SIZE"
+    assert samples.c_capacity == "POWER_SUPPLY_SAMPLES_MAX_COUNT"
+    enum = model.enums[0]
+    assert enum.c_type == "power_supply_output_state"
+    assert [e.c_name for e in enum.enumerators] == [
+        "POWER_SUPPLY_OUTPUT_STATE_OFF", "POWER_SUPPLY_OUTPUT_STATE_ON"]
+
+
+def test_prefix_option(model_of):
+    model = model_of({"m.fidl": "package p interface I { attribute Int8 x }"},
+                     "m.fidl", prefix="dev")
+    assert model.parameters[0].c_getter == "dev_get_x"
+    assert model.c.schema_hash == "DEV_SCHEMA_HASH"
+
+
+def test_constant_expressions(model_of):
+    model = model_of({**LIB, "main.fidl": '''package p
+import org.lib.Types.* from "lib.fidl"
+typeCollection C {
+    const Int32 A = K * 3 + 1            // 13, K imported by namespace
+    const Int32 B = -A / 2               // truncates toward zero: -6
+    const Int64 H = 0x10 + 0b101         // 21
+    const Double R = A / 2.0             // 6.5
+    const Boolean T = A > B && !(R == 6.5) || A != 13
+    const Boolean U = (A >= 13) && B <= -6
+    const String S = "x" + "y"
+    const Int32 E = Base.B + 1           // enumerator reference: 6
+    const Base L = Base.C
+    const Pair P = { first: A, second: K }
+    const UInt8[] ARR = [1, 2, K]
+    const Float F = 1.5f
+}
+interface I { attribute Int8 x }
+'''}, "main.fidl")
+    v = {k.rsplit(".", 1)[1]: c.value for k, c in model.constants.items()
+         if k.startswith("p.C.")}
+    assert v["A"] == 13 and v["B"] == -6 and v["H"] == 21 and v["R"] == 6.5
+    assert v["T"] is False and v["U"] is True and v["S"] == "xy" and v["E"] == 6
+    assert isinstance(v["L"], EnumValue) and (v["L"].name, v["L"].value) == ("C", 6)
+    assert v["P"] == {"first": 13, "second": 4}
+    assert v["ARR"] == [1, 2, 4] and v["F"] == 1.5
+
+
+def test_integer_ranges_intersect_with_deployment(model_of):
+    model = model_of({
+        "m.fidl": "package p interface I { attribute Integer(-5, 100) a "
+                  "attribute Integer(minInt, 10) b  attribute Integer c }",
+        "m.fdepl": 'import "m.fidl"\ndefine parambus.deployment for interface p.I {\n'
+                   "attribute a { Minimum = -10 Maximum = 50 }\n"
+                   "attribute b { Minimum = 0 Maximum = 20 } }\n",
+    }, "m.fdepl")
+    a, b, c = model.parameters
+    assert (a.type, a.min, a.max) == ("int64", -5, 50)
+    assert (b.min, b.max) == (0, 10)
+    assert (c.min, c.max) == (None, None)
+
+
+def test_struct_deployment_inherits_to_fields(model_of):
+    model = model_of({
+        **LIB,
+        "m.fidl": 'package p import model "lib.fidl"\n'
+                  'interface I { struct Box { org.lib.Types.Pair inner  Double w } '
+                  'attribute Box box }',
+        "m.fdepl": 'import "m.fidl"\ndefine parambus.deployment for interface p.I {\n'
+                   "attribute box { Persistent = true WritableBy = \"ops\"\n"
+                   "  field inner { UpdateClass = rare field second { Default = 2 } }\n"
+                   "  field w { Unit = \"kg\" Persistent = false } } }\n",
+    }, "m.fdepl")
+    first, second, w = model.parameters
+    assert [p.name for p in model.parameters] == ["box.inner.first", "box.inner.second",
+                                                  "box.w"]
+    assert (first.persistent, first.group, first.update_class) == (True, "ops", "rare")
+    assert (second.default, second.update_class) == (2, "rare")
+    assert (w.persistent, w.unit, w.update_class) == (False, "kg", "setting")
+
+
+def test_sizes_defaults(model_of):
+    model = model_of({"m.fidl": "package p interface I { attribute String s "
+                                "attribute ByteBuffer b  attribute UInt8[] a }"}, "m.fidl")
+    s, b, a = model.parameters
+    assert (s.size, b.size, a.count, a.type) == (64, 256, 16, "uint8[]")
+
+
+def test_psu_example_model():
+    model, diag = build(FIXTURES.parents[2] / "examples" / "psu" / "psu.fdepl")
+    assert diag.warnings == []
+    names = [p.name for p in model.parameters]
+    assert names[:4] == ["identity.manufacturer", "identity.model", "identity.serial",
+                         "identity.firmware"]
+    assert "limits.voltage" in names and "measured_voltage" in names
+    vset = model.parameters[names.index("voltage_setpoint")]
+    assert (vset.unit, vset.min, vset.max, vset.step, vset.persistent, vset.group) == (
+        "V", 0, 30, 0.001, True, "instrument")
+    assert [m.name for m in model.interface.methods] == ["clear_trip"]
+    assert [b.name for b in model.interface.broadcasts] == ["tripped"]

@@ -28,9 +28,9 @@ int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,
 		struct pbus_sample sample;
 		size_t off;
 
-		sample.timestamp_ns = __atomic_load_n(&ch->timestamp_ns, __ATOMIC_RELAXED);
-		sample.status = __atomic_load_n(&ch->status, __ATOMIC_RELAXED);
-		sample.length = __atomic_load_n(&ch->length, __ATOMIC_RELAXED);
+		sample.timestamp_ns = __atomic_load_n(&ch->timestamp_ns, PBUS_DATA_LOAD_ORDER_);
+		sample.status = __atomic_load_n(&ch->status, PBUS_DATA_LOAD_ORDER_);
+		sample.length = __atomic_load_n(&ch->length, PBUS_DATA_LOAD_ORDER_);
 		sample.seq = s1;
 		/* A length read from a copy being rewritten may be anything: bound
 		 * it before it is used; the version check below rejects it. */
@@ -39,13 +39,13 @@ int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,
 		if (sample.length <= size) {
 			for (off = 0; off < sample.length; off += 8) {
 				uint64_t w = __atomic_load_n((const uint64_t *)(const void *)(value + off),
-							     __ATOMIC_RELAXED);
+							     PBUS_DATA_LOAD_ORDER_);
 				size_t n = sample.length - off < 8 ? sample.length - off : 8;
 
 				memcpy((unsigned char *)buf + off, &w, n);
 			}
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		PBUS_READ_FENCE_();
 		if (__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1)
 			continue;
 		if (sample.length > size)

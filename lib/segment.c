@@ -357,12 +357,47 @@ static int build_wake_segment(struct pbus_table *t, uint32_t param_count, uint64
 	return 0;
 }
 
+/*
+ * Take the instance's owner lock: flock(LOCK_EX|LOCK_NB) on
+ * PBUS_SHM_DIR/pbus.NAME.lock. A clean owner unlinks the file while it still
+ * holds the lock, so a contender may have locked a file that no longer has
+ * the name; it then checks that the name still leads to the inode it locked
+ * and starts again if not. That keeps two owners from ever coexisting, and
+ * leaves no lock file behind after a clean shutdown.
+ */
+static int take_instance_lock(const char *instance, int *ret_fd)
+{
+	char path[256];
+	int r = pbus_shm_path(path, sizeof(path), instance, ".lock");
+
+	if (r < 0)
+		return r;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		struct stat locked, named;
+		int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			close(fd);
+			return r;
+		}
+		if (fstat(fd, &locked) == 0 && stat(path, &named) == 0 && locked.st_dev == named.st_dev &&
+		    locked.st_ino == named.st_ino) {
+			*ret_fd = fd;
+			return 0;
+		}
+		close(fd); /* unlinked by an owner that just shut down: try the new file */
+	}
+	return -EBUSY;
+}
+
 int pbus_instance_create(const char *instance, const struct pbus_schema *schema,
 			 const struct pbus_instance_options *options,
 			 struct pbus_table **ret_table)
 {
 	struct pbus_table *t;
-	char path[256];
 	mode_t mode = options && options->mode ? (mode_t)options->mode : 0644;
 	gid_t group = options ? options->group : (gid_t)-1;
 	uint64_t instance_id;
@@ -379,17 +414,8 @@ int pbus_instance_create(const char *instance, const struct pbus_schema *schema,
 	snprintf(t->instance, sizeof(t->instance), "%s", instance);
 
 	/* One owner per instance: a lock the kernel drops when the owner dies. */
-	if ((r = pbus_shm_path(path, sizeof(path), instance, ".lock")) < 0)
+	if ((r = take_instance_lock(instance, &t->lock_fd)) < 0)
 		goto fail;
-	t->lock_fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (t->lock_fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (flock(t->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		goto fail;
-	}
 	if (getrandom(&instance_id, sizeof(instance_id), 0) != sizeof(instance_id)) {
 		r = -EIO;
 		goto fail;
@@ -487,6 +513,9 @@ void pbus_instance_remove(struct pbus_table *owner)
 				}
 			}
 		}
+		/* Unlinked while still held: see take_instance_lock(). */
+		if (owner->lock_fd >= 0 && pbus_shm_path(path, sizeof(path), owner->instance, ".lock") == 0)
+			unlink(path);
 	}
 	pbus_table_destroy(owner);
 }

@@ -48,6 +48,27 @@ struct pbus_table {
 	char *temp_name, *temp_wake_name; /* unpublished names in PBUS_SHM_DIR */
 };
 
+/*
+ * A full (sequentially consistent) fence: the Dekker handshake between a
+ * writer (store version, fence, read waiter counts) and a waiter (store
+ * registration, fence, read versions) needs one on each side. Under
+ * ThreadSanitizer, which does not support fences, a seq_cst read-modify-
+ * write stands in (a full barrier on the targets we build for).
+ */
+#ifdef PBUS_TSAN_
+static inline void pbus_full_fence(void)
+{
+	static uint32_t word;
+
+	__atomic_fetch_add(&word, 0u, __ATOMIC_SEQ_CST);
+}
+#else
+static inline void pbus_full_fence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+#endif
+
 /* Is @name a valid instance name? */
 bool pbus_instance_name_valid(const char *name);
 

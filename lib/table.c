@@ -224,6 +224,11 @@ uint32_t pbus_table_param_count(const struct pbus_table *table)
 	return table ? table->param_count : 0;
 }
 
+int pbus_table_owner_pid(const struct pbus_table *table)
+{
+	return table ? (int)table->header->owner_pid : -EINVAL;
+}
+
 unsigned pbus_table_flags(const struct pbus_table *table)
 {
 	return table ? table->flags : 0;

@@ -189,6 +189,7 @@ int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 		return -ETIMEDOUT;
 	deadline = timeout_ns < 0 ? -1 : pbus_monotonic_ns() + timeout_ns;
 	set_registration(watch, true);
+	pbus_full_fence();
 	for (;;) {
 		uint32_t n = __atomic_load_n(&watch->table->wake->notify, __ATOMIC_SEQ_CST);
 

@@ -30,13 +30,13 @@ static void store_words(unsigned char *dst, const unsigned char *src, size_t n)
 		uint64_t w;
 
 		memcpy(&w, src + off, 8);
-		__atomic_store_n((uint64_t *)(void *)(dst + off), w, __ATOMIC_RELAXED);
+		__atomic_store_n((uint64_t *)(void *)(dst + off), w, PBUS_DATA_STORE_ORDER_);
 	}
 	if (off < n) {
 		uint64_t w = 0;
 
 		memcpy(&w, src + off, n - off);
-		__atomic_store_n((uint64_t *)(void *)(dst + off), w, __ATOMIC_RELAXED);
+		__atomic_store_n((uint64_t *)(void *)(dst + off), w, PBUS_DATA_STORE_ORDER_);
 	}
 }
 
@@ -56,11 +56,11 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
 	copy = (struct pbus_copy_head *)(void *)(slot + PBUS_SLOT_COPY0_OFFSET +
 						 ((s + 1) & 1u) * p->copy_stride_);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	PBUS_WRITE_FENCE_();
 	__atomic_store_n(&copy->timestamp_ns, timestamp_ns ? timestamp_ns : pbus_realtime_ns(),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&copy->status, status, __ATOMIC_RELAXED);
-	__atomic_store_n(&copy->length, (uint32_t)length, __ATOMIC_RELAXED);
+			 PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n(&copy->status, status, PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n(&copy->length, (uint32_t)length, PBUS_DATA_STORE_ORDER_);
 	store_words((unsigned char *)(copy + 1), value, length);
 	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
 	pbus_write_unlock(&head->lock);
@@ -68,7 +68,7 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	/* Wake waiters only if someone waits for this parameter: the waiter
 	 * stores its count, fences, then checks versions; we store the version,
 	 * fence, then check the counts. One of the two sees the other. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pbus_full_fence();
 	if (__atomic_load_n(&table->waiters[index], __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_RELAXED)) {
 		__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);

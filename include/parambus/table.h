@@ -107,6 +107,10 @@ PBUS_API const char *pbus_table_interface(const struct pbus_table *table,
 PBUS_API uint64_t pbus_table_schema_hash(const struct pbus_table *table);
 PBUS_API uint32_t pbus_table_param_count(const struct pbus_table *table);
 
+/* The process id of the instance's owner (pbusd), as the segment records
+ * it; whether it still runs is pbus_table_state()'s business. */
+PBUS_API int pbus_table_owner_pid(const struct pbus_table *table);
+
 /* The access the table was opened with (enum pbus_open_flag). */
 PBUS_API unsigned pbus_table_flags(const struct pbus_table *table);
 
@@ -290,6 +294,32 @@ PBUS_API int pbus_watch_next(struct pbus_watch *watch, uint32_t *ret_index);
 #define PBUS_COPY_VALUE_OFFSET 16
 
 /*
+ * Memory ordering of the protocol's data accesses. Normally the value is
+ * loaded relaxed and one acquire fence orders it before the version's
+ * re-read. ThreadSanitizer does not model fences, so under it every data
+ * load is an acquire load and every data store a release store instead:
+ * stronger, and the same protocol.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define PBUS_TSAN_ 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PBUS_TSAN_ 1
+#endif
+#endif
+#ifdef PBUS_TSAN_
+#define PBUS_DATA_LOAD_ORDER_ __ATOMIC_ACQUIRE
+#define PBUS_DATA_STORE_ORDER_ __ATOMIC_RELEASE
+#define PBUS_READ_FENCE_() ((void)0)
+#define PBUS_WRITE_FENCE_() ((void)0)
+#else
+#define PBUS_DATA_LOAD_ORDER_ __ATOMIC_RELAXED
+#define PBUS_DATA_STORE_ORDER_ __ATOMIC_RELAXED
+#define PBUS_READ_FENCE_() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define PBUS_WRITE_FENCE_() __atomic_thread_fence(__ATOMIC_RELEASE)
+#endif
+
+/*
  * The read protocol for values of 1, 2, 4 or 8 bytes. @size is a constant in
  * every caller, so after inlining only one load of the switch remains. The
  * value is loaded with one atomic load of its own width, so even an
@@ -315,14 +345,14 @@ static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsign
 		uint64_t v64 = 0;
 
 		switch (size) {
-		case 1: v8 = __atomic_load_n((const uint8_t *)value, __ATOMIC_RELAXED); break;
-		case 2: v16 = __atomic_load_n((const uint16_t *)value, __ATOMIC_RELAXED); break;
-		case 4: v32 = __atomic_load_n((const uint32_t *)value, __ATOMIC_RELAXED); break;
-		default: v64 = __atomic_load_n((const uint64_t *)value, __ATOMIC_RELAXED); break;
+		case 1: v8 = __atomic_load_n((const uint8_t *)value, PBUS_DATA_LOAD_ORDER_); break;
+		case 2: v16 = __atomic_load_n((const uint16_t *)value, PBUS_DATA_LOAD_ORDER_); break;
+		case 4: v32 = __atomic_load_n((const uint32_t *)value, PBUS_DATA_LOAD_ORDER_); break;
+		default: v64 = __atomic_load_n((const uint64_t *)value, PBUS_DATA_LOAD_ORDER_); break;
 		}
 		status = __atomic_load_n((const uint32_t *)(const void *)(copy + PBUS_COPY_STATUS_OFFSET),
-					 __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+					 PBUS_DATA_LOAD_ORDER_);
+		PBUS_READ_FENCE_();
 		if (__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1)
 			continue; /* a write completed meanwhile: this copy may be reused */
 		switch (size) {

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * get-set.c: `pbus get` and `pbus set`.
+ *
+ * `set` is all-or-nothing: every NAME=VALUE is looked up, checked against
+ * the schema and parsed before anything is written, then the whole batch
+ * goes to pbus_table_write_many(), which checks again (the table is shared:
+ * what was true at parse time need not be true now) and writes nothing if
+ * any write is refused. The table is opened with PBUS_OPEN_WRITE, never as
+ * provider, so read-only parameters stay the instrument's.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+enum { WAIT_SAVED_TIMEOUT_MS = 5000 };
+enum { ECHO_LIMIT = 40 }; /* bytes of a value repeated in an error message */
+
+/* --- get ----------------------------------------------------------------- */
+
+static void print_json_entry(const struct pbus_param *param, const struct tool_value *value)
+{
+	struct pbus_param_info info;
+	char time_text[64];
+
+	pbus_param_info(param, &info);
+	tool_json_string(stdout, info.name, strlen(info.name));
+	fputs(": {\"value\": ", stdout);
+	tool_json_value(stdout, param, value->data, value->sample.length);
+	fputs(", \"unit\": ", stdout);
+	tool_json_string(stdout, info.unit, strlen(info.unit));
+	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
+	printf(", \"status\": \"%s\", \"timestamp_ns\": %llu, \"time\": \"%s\", \"seq\": %llu}",
+	       pbus_status_name((unsigned)value->status),
+	       (unsigned long long)value->sample.timestamp_ns, time_text,
+	       (unsigned long long)value->sample.seq);
+}
+
+static void print_plain_entry(const struct pbus_param *param, const struct tool_value *value,
+			      bool verbose)
+{
+	char *text = tool_value_text(param, value->data, value->sample.length);
+	struct pbus_param_info info;
+	char time_text[64];
+
+	if (!verbose) {
+		tool_print_escaped(stdout, text ? text : "");
+		fputc('\n', stdout);
+		free(text);
+		return;
+	}
+	pbus_param_info(param, &info);
+	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
+	printf("%s=", info.name);
+	tool_print_escaped(stdout, text ? text : "");
+	printf("%s%s status=%s time=%s seq=%llu\n", *info.unit ? " " : "", info.unit,
+	       pbus_status_name((unsigned)value->status), time_text,
+	       (unsigned long long)value->sample.seq);
+	free(text);
+}
+
+static int run_get(struct tool_context *context, int argc, char **argv)
+{
+	static const struct option options[] = {
+		TOOL_COMMON_LONG_OPTIONS,
+		{"verbose", no_argument, NULL, 'v'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
+	};
+	const struct pbus_param **params;
+	struct pbus_table *table;
+	bool verbose = false, json = false;
+	int option, status, count;
+
+	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "vj", options,
+				     NULL)) != -1) {
+		int common = tool_common_option(context, &tool_command_get, option, optarg);
+
+		if (common < 0)
+			return TOOL_EXIT_OK;
+		if (common > 0)
+			continue;
+		if (option == 'v')
+			verbose = true;
+		else if (option == 'j')
+			json = true;
+		else
+			return tool_option_error(&tool_command_get, option, argv);
+	}
+	count = argc - optind;
+	if (count == 0)
+		return tool_usage_error(&tool_command_get, "no parameter named");
+	status = tool_open(context, PBUS_OPEN_READ, &table);
+	if (status != TOOL_EXIT_OK)
+		return status;
+	params = calloc((size_t)count, sizeof(*params));
+	if (!params) {
+		tool_error("out of memory");
+		pbus_table_close(table);
+		return TOOL_EXIT_FAILURE;
+	}
+	/* Resolve every name before printing anything. */
+	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
+		struct pbus_param_info info;
+
+		if (tool_find(table, argv[optind + i], &params[i]) < 0) {
+			status = TOOL_EXIT_FAILURE;
+		} else if (pbus_param_info(params[i], &info) == 0 && (info.flags & PBUS_PARAM_NOREAD)) {
+			tool_error("get %s: parameter is not readable (noRead)", info.name);
+			status = TOOL_EXIT_FAILURE;
+		}
+	}
+	if (status == TOOL_EXIT_OK && json)
+		fputs("{", stdout);
+	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
+		struct tool_value value;
+
+		if (tool_value_read(params[i], &value) < 0) {
+			tool_error("get %s: %s", pbus_param_name(params[i]), pbus_strerror(value.status));
+			status = TOOL_EXIT_FAILURE;
+		} else if (json) {
+			fputs(i ? ",\n " : "\n ", stdout);
+			print_json_entry(params[i], &value);
+		} else {
+			print_plain_entry(params[i], &value, verbose);
+		}
+		tool_value_clear(&value);
+	}
+	if (status == TOOL_EXIT_OK && json)
+		fputs("\n}\n", stdout);
+	free(params);
+	pbus_table_close(table);
+	return status;
+}
+
+const struct tool_command tool_command_get = {
+	.name = "get",
+	.summary = "print the values of parameters",
+	.help = "Usage: pbus [-i NAME] get [--verbose|--json] NAME...\n"
+		"\n"
+		"Print the value of each named parameter, one per line, as 'pbus set'\n"
+		"accepts it (control characters in strings are escaped as \\n, \\t, \\xNN).\n"
+		"Nothing is printed if any name is unknown.\n"
+		"\n"
+		"Options:\n"
+		"  -v, --verbose        NAME=VALUE [UNIT] status=STATUS time=TIME seq=N\n"
+		"  -j, --json           one JSON object: {NAME: {value, unit, status,\n"
+		"                       timestamp_ns, time, seq}, ...}\n"
+		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
+		"  -h, --help           show this help\n",
+	.run = run_get,
+};
+
+/* --- set ----------------------------------------------------------------- */
+
+struct assignment {
+	char *name;        /* points into the argument, '=' replaced by NUL */
+	const char *text;  /* the value's text */
+	const char *arg;   /* a copy of the whole argument for messages */
+	const struct pbus_param *param;
+	unsigned char *buf;
+	size_t length;
+};
+
+/* At most ECHO_LIMIT bytes of @text, cut at a character boundary, with an
+ * ellipsis if cut: errors repeat what was typed without flooding. */
+static void echo_text(const char *text, char *buf, size_t size)
+{
+	size_t n = strlen(text);
+
+	if (n <= ECHO_LIMIT) {
+		snprintf(buf, size, "%s", text);
+		return;
+	}
+	n = ECHO_LIMIT;
+	while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+		n--;
+	snprintf(buf, size, "%.*s\u2026", (int)n, text);
+}
+
+static int refuse(const struct assignment *a, int negative_errno)
+{
+	char problem[512], echo[64];
+
+	if (negative_errno == -EACCES) {
+		tool_error("set %s: parameter is read-only", a->name);
+		return TOOL_EXIT_FAILURE;
+	}
+	if (negative_errno == -ESTALE) {
+		tool_error("set %s: instance closed or replaced (pbusd stopped or restarted)",
+			   a->name);
+		return TOOL_EXIT_NO_INSTANCE;
+	}
+	tool_parse_error_text(a->param, negative_errno, problem, sizeof(problem));
+	echo_text(a->text, echo, sizeof(echo));
+	tool_error("set %s=%s: %s", a->name, echo, problem);
+	return TOOL_EXIT_FAILURE;
+}
+
+static int write_all(struct pbus_table *table, struct assignment *as, int count, bool wait_saved)
+{
+	struct pbus_write *writes = calloc((size_t)count, sizeof(*writes));
+	int r, status = TOOL_EXIT_OK;
+
+	if (!writes) {
+		tool_error("out of memory");
+		return TOOL_EXIT_FAILURE;
+	}
+	for (int i = 0; i < count; i++) {
+		struct pbus_param_info info;
+
+		pbus_param_info(as[i].param, &info);
+		writes[i].index = info.index;
+		writes[i].status = PBUS_STATUS_OK;
+		writes[i].value = as[i].buf;
+		writes[i].length = as[i].length;
+	}
+	r = pbus_table_write_many(table, writes, (size_t)count);
+	if (r < 0) {
+		/* Name the write that was refused; nothing was written. */
+		int which = 0;
+
+		for (int i = 0; i < count; i++)
+			if (writes[i].result < 0) {
+				which = i;
+				r = writes[i].result;
+				break;
+			}
+		status = refuse(&as[which], r);
+	}
+	for (int i = 0; i < count && status == TOOL_EXIT_OK && wait_saved; i++) {
+		struct pbus_param_info info;
+
+		pbus_param_info(as[i].param, &info);
+		if (!(info.flags & PBUS_PARAM_PERSISTENT))
+			continue;
+		r = pbus_param_wait_saved(as[i].param, writes[i].seq,
+					  (int64_t)WAIT_SAVED_TIMEOUT_MS * 1000000);
+		if (r == -ETIMEDOUT) {
+			tool_error("set %s: written but not saved within %d s (is pbusd saving?)",
+				   as[i].name, WAIT_SAVED_TIMEOUT_MS / 1000);
+			status = TOOL_EXIT_FAILURE;
+		} else if (r == -ESTALE) {
+			tool_error("set %s: written but the instance was closed or replaced before "
+				   "it was saved", as[i].name);
+			status = TOOL_EXIT_NO_INSTANCE;
+		} else if (r < 0) {
+			tool_error("set %s: waiting for the save: %s", as[i].name, pbus_strerror(r));
+			status = TOOL_EXIT_FAILURE;
+		}
+	}
+	free(writes);
+	return status;
+}
+
+static int run_set(struct tool_context *context, int argc, char **argv)
+{
+	static const struct option options[] = {
+		TOOL_COMMON_LONG_OPTIONS,
+		{"wait-saved", no_argument, NULL, 'w'},
+		{NULL, 0, NULL, 0},
+	};
+	struct assignment *as;
+	struct pbus_table *table = NULL;
+	bool wait_saved = false;
+	int option, status, count, state;
+
+	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "w", options,
+				     NULL)) != -1) {
+		int common = tool_common_option(context, &tool_command_set, option, optarg);
+
+		if (common < 0)
+			return TOOL_EXIT_OK;
+		if (common > 0)
+			continue;
+		if (option == 'w')
+			wait_saved = true;
+		else
+			return tool_option_error(&tool_command_set, option, argv);
+	}
+	count = argc - optind;
+	if (count == 0)
+		return tool_usage_error(&tool_command_set, "no NAME=VALUE given");
+	as = calloc((size_t)count, sizeof(*as));
+	if (!as) {
+		tool_error("out of memory");
+		return TOOL_EXIT_FAILURE;
+	}
+	/* The syntax first: a malformed command line needs no instance. */
+	status = TOOL_EXIT_OK;
+	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
+		char *arg = argv[optind + i], *eq = strchr(arg, '=');
+
+		if (!eq || eq == arg) {
+			status = tool_usage_error(&tool_command_set, "'%s' is not NAME=VALUE", arg);
+			break;
+		}
+		*eq = 0;
+		as[i].name = arg;
+		as[i].text = eq + 1;
+	}
+	if (status == TOOL_EXIT_OK)
+		status = tool_open(context, PBUS_OPEN_WRITE, &table);
+	if (status == TOOL_EXIT_OK) {
+		/* Nobody would save what is written into a dead pbusd's segment, and
+		 * a restarted pbusd replaces it: refuse rather than lose it. */
+		state = pbus_table_state(table);
+		if (state != PBUS_TABLE_LIVE) {
+			tool_error("instance '%s' is %s (pbusd is not running)", context->instance,
+				   tool_state_name(state));
+			status = TOOL_EXIT_NO_INSTANCE;
+		}
+	}
+	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
+		struct assignment *a = &as[i];
+		struct pbus_param_info info;
+		int r;
+
+		if (tool_find(table, a->name, &a->param) < 0) {
+			status = TOOL_EXIT_FAILURE;
+			break;
+		}
+		pbus_param_info(a->param, &info);
+		if (info.flags & PBUS_PARAM_READONLY) {
+			status = refuse(a, -EACCES);
+			break;
+		}
+		a->buf = malloc(info.value_size ? info.value_size : 1);
+		if (!a->buf) {
+			tool_error("out of memory");
+			status = TOOL_EXIT_FAILURE;
+			break;
+		}
+		r = pbus_param_parse(a->param, a->text, a->buf, info.value_size, &a->length);
+		if (r < 0)
+			status = refuse(a, r);
+	}
+	if (status == TOOL_EXIT_OK)
+		status = write_all(table, as, count, wait_saved);
+	for (int i = 0; i < count; i++)
+		free(as[i].buf);
+	free(as);
+	pbus_table_close(table);
+	return status;
+}
+
+const struct tool_command tool_command_set = {
+	.name = "set",
+	.summary = "write parameters (all or nothing)",
+	.help = "Usage: pbus [-i NAME] set [--wait-saved] NAME=VALUE...\n"
+		"\n"
+		"Write parameters. Every value is checked (name, access, type, limits,\n"
+		"length, enumerator) before anything is written; if one is refused,\n"
+		"none is written and one line on stderr names it and the problem.\n"
+		"Read-only parameters belong to the instrument and cannot be set.\n"
+		"\n"
+		"Values: bool true/false (also 1/0, on/off); integers in decimal;\n"
+		"float/double as decimal numbers; enum by label (or its number);\n"
+		"string as text (quote it for the shell); bytes as hex (00ff);\n"
+		"arrays as comma-separated elements (1.5,-2,3; an empty value is an\n"
+		"empty array).\n"
+		"\n"
+		"Options:\n"
+		"  -w, --wait-saved     after writing, wait (at most 5 s) until pbusd has\n"
+		"                       saved the persistent parameters among them\n"
+		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"Exit status: 0 written, 1 refused (nothing written), 2 usage error,\n"
+		"3 instance not found or pbusd not running.\n",
+	.run = run_set,
+};

@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool.c: the helpers every pbus subcommand uses (tool.h): one-line errors,
+ * opening the instance, values as text and as JSON. Messages name the
+ * instance or parameter and the problem in words, because a person reads
+ * them at a terminal and a script greps them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tool.h"
+
+/* --- Errors and options -------------------------------------------------- */
+
+static void print_line_escaped(FILE *out, const char *text)
+{
+	tool_print_escaped(out, text);
+	fputc('\n', out);
+}
+
+void tool_error(const char *format, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, format);
+	vsnprintf(message, sizeof(message), format, ap);
+	va_end(ap);
+	/* Values typed by the user may hold newlines; the error stays one line. */
+	fflush(stdout);
+	fputs("pbus: ", stderr);
+	print_line_escaped(stderr, message);
+}
+
+void tool_print_help(const struct tool_command *command)
+{
+	fputs(command->help, stdout);
+}
+
+int tool_usage_error(const struct tool_command *command, const char *format, ...)
+{
+	char message[512];
+	va_list ap;
+
+	va_start(ap, format);
+	vsnprintf(message, sizeof(message), format, ap);
+	va_end(ap);
+	if (command)
+		tool_error("%s: %s (see 'pbus %s --help')", command->name, message, command->name);
+	else
+		tool_error("%s (see 'pbus --help')", message);
+	return TOOL_EXIT_USAGE;
+}
+
+int tool_option_error(const struct tool_command *command, int option, char **argv)
+{
+	const char *text = argv[optind - 1];
+	char short_option[3] = {'-', (char)optopt, 0};
+
+	/* For a short option inside a cluster ("-xv") name the letter. */
+	if (optopt && strncmp(text, "--", 2))
+		text = short_option;
+	if (option == ':')
+		return tool_usage_error(command, "option '%s' needs an argument", text);
+	return tool_usage_error(command, "unknown option '%s'", text);
+}
+
+int tool_common_option(struct tool_context *context, const struct tool_command *command,
+		       int option, const char *argument)
+{
+	switch (option) {
+	case 'i':
+		context->instance = argument;
+		return 1;
+	case 'h':
+		tool_print_help(command);
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+int tool_exit_status(int negative_errno)
+{
+	switch (negative_errno) {
+	case 0:
+		return TOOL_EXIT_OK;
+	case -ENOENT:
+	case -ESTALE:
+		return TOOL_EXIT_NO_INSTANCE;
+	default:
+		return TOOL_EXIT_FAILURE;
+	}
+}
+
+int tool_open(const struct tool_context *context, unsigned flags, struct pbus_table **ret_table)
+{
+	const char *name = context->instance;
+	int r;
+
+	if (!name) {
+		tool_error("no instance given (use -i NAME or set PBUS_INSTANCE)");
+		return TOOL_EXIT_USAGE;
+	}
+	r = pbus_table_open(name, flags, ret_table);
+	switch (r) {
+	case 0:
+		return TOOL_EXIT_OK;
+	case -ENOENT:
+		tool_error("instance '%s' not found (is pbusd running?)", name);
+		return TOOL_EXIT_NO_INSTANCE;
+	case -EINVAL:
+		tool_error("invalid instance name '%s' (letters, digits, '_', '-', '.'; "
+			   "at most 48 bytes)", name);
+		return TOOL_EXIT_USAGE;
+	case -EACCES:
+		tool_error("instance '%s': no %s access (the segment's permissions refuse it)", name,
+			   (flags & PBUS_OPEN_WRITE) ? "write" : "read");
+		return TOOL_EXIT_FAILURE;
+	case -EPROTO:
+		tool_error("instance '%s': not a parambus segment of a supported format", name);
+		return TOOL_EXIT_FAILURE;
+	default:
+		tool_error("instance '%s': %s", name, pbus_strerror(r));
+		return TOOL_EXIT_FAILURE;
+	}
+}
+
+int tool_find(struct pbus_table *table, const char *name, const struct pbus_param **ret_param)
+{
+	int r = pbus_table_find(table, name, ret_param);
+
+	if (r == -ENOENT)
+		tool_error("unknown parameter '%s'", name);
+	else if (r < 0)
+		tool_error("%s: %s", name, pbus_strerror(r));
+	return r;
+}
+
+const char *tool_state_name(int state)
+{
+	switch (state) {
+	case PBUS_TABLE_LIVE: return "live";
+	case PBUS_TABLE_CLOSED: return "closed";
+	case PBUS_TABLE_REPLACED: return "replaced";
+	case PBUS_TABLE_ORPHANED: return "orphaned";
+	default: return "?";
+	}
+}
+
+int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!text || *text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (*end || errno || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* --- Values -------------------------------------------------------------- */
+
+int tool_value_read(const struct pbus_param *param, struct tool_value *ret_value)
+{
+	struct pbus_param_info info;
+	int r = pbus_param_info(param, &info);
+
+	memset(ret_value, 0, sizeof(*ret_value));
+	if (r < 0)
+		return ret_value->status = r;
+	ret_value->data = malloc(info.value_size ? info.value_size : 1);
+	if (!ret_value->data)
+		return ret_value->status = -ENOMEM;
+	r = pbus_param_read(param, ret_value->data, info.value_size, &ret_value->sample);
+	ret_value->status = r;
+	return r;
+}
+
+void tool_value_clear(struct tool_value *value)
+{
+	free(value->data);
+	value->data = NULL;
+}
+
+char *tool_value_text(const struct pbus_param *param, const void *data, size_t length)
+{
+	int n = pbus_param_format(param, data, length, NULL, 0);
+	char *text;
+
+	if (n < 0)
+		n = 0;
+	text = malloc((size_t)n + 1);
+	if (!text)
+		return NULL;
+	text[0] = 0;
+	if (n > 0)
+		pbus_param_format(param, data, length, text, (size_t)n + 1);
+	return text;
+}
+
+static bool type_is_signed(unsigned element)
+{
+	return element == PBUS_TYPE_INT8 || element == PBUS_TYPE_INT16 ||
+	       element == PBUS_TYPE_INT32 || element == PBUS_TYPE_INT64 || element == PBUS_TYPE_ENUM;
+}
+
+static bool type_is_floating(unsigned element)
+{
+	return element == PBUS_TYPE_FLOAT || element == PBUS_TYPE_DOUBLE;
+}
+
+/* The shortest %g text from 6 digits up that reads back as @d (from 6, so
+ * that 30 is "30", not "3e+01"). */
+static void double_text(double d, char *buf, size_t size)
+{
+	for (int precision = 6; precision <= 17; precision++) {
+		snprintf(buf, size, "%.*g", precision, d);
+		if (strtod(buf, NULL) == d)
+			return;
+	}
+}
+
+void tool_number_text(unsigned type, union pbus_number number, char *buf, size_t size)
+{
+	unsigned element = type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
+
+	if (type_is_floating(element))
+		double_text(number.d, buf, size);
+	else if (type_is_signed(element))
+		snprintf(buf, size, "%lld", (long long)number.i);
+	else
+		snprintf(buf, size, "%llu", (unsigned long long)number.u);
+}
+
+/* The natural range of an integer type, for limits the schema leaves open. */
+static bool type_range(unsigned element, union pbus_number *lo, union pbus_number *hi)
+{
+	switch (element) {
+	case PBUS_TYPE_INT8: lo->i = INT8_MIN; hi->i = INT8_MAX; return true;
+	case PBUS_TYPE_INT16: lo->i = INT16_MIN; hi->i = INT16_MAX; return true;
+	case PBUS_TYPE_INT32: lo->i = INT32_MIN; hi->i = INT32_MAX; return true;
+	case PBUS_TYPE_INT64: lo->i = INT64_MIN; hi->i = INT64_MAX; return true;
+	case PBUS_TYPE_UINT8: lo->u = 0; hi->u = UINT8_MAX; return true;
+	case PBUS_TYPE_UINT16: lo->u = 0; hi->u = UINT16_MAX; return true;
+	case PBUS_TYPE_UINT32: lo->u = 0; hi->u = UINT32_MAX; return true;
+	case PBUS_TYPE_UINT64: lo->u = 0; hi->u = UINT64_MAX; return true;
+	default: return false;
+	}
+}
+
+void tool_limits_text(const struct pbus_param *param, char *buf, size_t size)
+{
+	struct pbus_param_info info;
+	union pbus_number lo, hi;
+	char lo_text[48], hi_text[48];
+	bool has_lo, has_hi, natural;
+	unsigned element;
+
+	if (size)
+		buf[0] = 0;
+	if (pbus_param_info(param, &info) < 0)
+		return;
+	element = info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
+	natural = type_range(element, &lo, &hi);
+	has_lo = natural || (info.flags & PBUS_PARAM_HAS_MIN);
+	has_hi = natural || (info.flags & PBUS_PARAM_HAS_MAX);
+	if (info.flags & PBUS_PARAM_HAS_MIN)
+		lo = info.min;
+	if (info.flags & PBUS_PARAM_HAS_MAX)
+		hi = info.max;
+	if (!has_lo && !has_hi)
+		return;
+	tool_number_text(info.type, lo, lo_text, sizeof(lo_text));
+	tool_number_text(info.type, hi, hi_text, sizeof(hi_text));
+	if (has_lo && has_hi)
+		snprintf(buf, size, "%s \u2026 %s%s%s", lo_text, hi_text, *info.unit ? " " : "",
+			 info.unit);
+	else
+		snprintf(buf, size, "%s %s%s%s", has_lo ? "at least" : "at most",
+			 has_lo ? lo_text : hi_text, *info.unit ? " " : "", info.unit);
+}
+
+void tool_flags_text(unsigned flags, char *buf, size_t size)
+{
+	static const struct {
+		unsigned flag;
+		const char *name;
+	} names[] = {
+		{PBUS_PARAM_READONLY, "ro"},
+		{PBUS_PARAM_PERSISTENT, "persistent"},
+		{PBUS_PARAM_NOREAD, "noread"},
+		{PBUS_PARAM_NOSUBSCRIPTIONS, "nosubscriptions"},
+	};
+	size_t used = 0;
+
+	if (size)
+		buf[0] = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int n;
+
+		if (!(flags & names[i].flag))
+			continue;
+		n = snprintf(buf + used, size - used, "%s%s", used ? "," : "", names[i].name);
+		if (n < 0 || (size_t)n >= size - used)
+			return;
+		used += (size_t)n;
+	}
+	if (used == 0)
+		snprintf(buf, size, "-");
+}
+
+static const char *article(const char *word)
+{
+	return strchr("aeioAEIO", word[0]) ? "an" : "a";
+}
+
+/* "OFF, ON, TRIPPED" */
+static void enum_labels_text(const struct pbus_param *param, char *buf, size_t size)
+{
+	const char *label;
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (uint32_t i = 0; pbus_param_enumerator(param, i, &label, NULL) == 0; i++) {
+		int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", label);
+
+		if (n < 0 || (size_t)n >= size - used) {
+			/* Too many to list: end with an ellipsis if there is room. */
+			if (size - used > 4)
+				snprintf(buf + used, size - used, ", \u2026");
+			return;
+		}
+		used += (size_t)n;
+	}
+}
+
+void tool_parse_error_text(const struct pbus_param *param, int negative_errno, char *buf,
+			   size_t size)
+{
+	struct pbus_param_info info;
+	char detail[384];
+	unsigned element;
+	bool array;
+	const char *element_name;
+
+	if (pbus_param_info(param, &info) < 0) {
+		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
+		return;
+	}
+	array = info.type & PBUS_TYPE_ARRAY_FLAG;
+	element = info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
+	element_name = pbus_type_name(element);
+	switch (negative_errno) {
+	case -ERANGE:
+		if (element == PBUS_TYPE_ENUM) {
+			enum_labels_text(param, detail, sizeof(detail));
+			snprintf(buf, size, "not an enumerator (one of %s)", detail);
+		} else {
+			tool_limits_text(param, detail, sizeof(detail));
+			snprintf(buf, size, "%s out of range (%s)", array ? "element" : "value",
+				 detail);
+		}
+		return;
+	case -EMSGSIZE:
+		if (array)
+			snprintf(buf, size, "too many elements (at most %u)",
+				 info.element_size ? info.value_size / info.element_size : 0);
+		else
+			snprintf(buf, size, "too long (at most %u bytes)", info.value_size);
+		return;
+	case -EINVAL:
+		if (array) {
+			snprintf(buf, size, "not a list of %s (comma-separated, e.g. 1,2,3)",
+				 element_name);
+			return;
+		}
+		switch (element) {
+		case PBUS_TYPE_BOOL:
+			snprintf(buf, size, "not a bool (true/false)");
+			return;
+		case PBUS_TYPE_FLOAT:
+		case PBUS_TYPE_DOUBLE:
+			snprintf(buf, size, "not %s %s (a finite decimal number)", article(element_name),
+				 element_name);
+			return;
+		case PBUS_TYPE_STRING:
+			snprintf(buf, size, "not valid UTF-8 text");
+			return;
+		case PBUS_TYPE_BYTES:
+			snprintf(buf, size, "not hex bytes (two hex digits per byte, e.g. 00ff)");
+			return;
+		case PBUS_TYPE_ENUM:
+			enum_labels_text(param, detail, sizeof(detail));
+			snprintf(buf, size, "not an enumerator (one of %s)", detail);
+			return;
+		default:
+			snprintf(buf, size, "not %s %s (a decimal integer)", article(element_name),
+				 element_name);
+			return;
+		}
+	default:
+		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
+	}
+}
+
+
+void tool_time_text(uint64_t ns, char *buf, size_t size)
+{
+	time_t seconds = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	char date[32];
+
+	if (ns == 0 || !gmtime_r(&seconds, &tm)) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, size, "%s.%03uZ", date, (unsigned)(ns % 1000000000u / 1000000u));
+}
+
+/* --- JSON ---------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 if invalid. */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) { len = 2; cp = s[0] & 0x1fu; }
+	else if (s[0] >= 0xe0 && s[0] <= 0xef) { len = 3; cp = s[0] & 0x0fu; }
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4) { len = 4; cp = s[0] & 0x07u; }
+	else return 0;
+	if (len > n)
+		return 0;
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[k] & 0x3fu);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+void tool_print_escaped(FILE *out, const char *text)
+{
+	const unsigned char *c = (const unsigned char *)text;
+	size_t left = strlen(text);
+
+	while (left > 0) {
+		size_t len = 1;
+
+		switch (*c) {
+		case '\n': fputs("\\n", out); break;
+		case '\t': fputs("\\t", out); break;
+		case '\r': fputs("\\r", out); break;
+		default:
+			if (*c < 0x20 || *c == 0x7f) {
+				fprintf(out, "\\x%02x", *c);
+			} else {
+				/* Invalid UTF-8 is shown as bytes, not as mojibake. */
+				len = utf8_sequence(c, left);
+				if (len == 0) {
+					fprintf(out, "\\x%02x", *c);
+					len = 1;
+				} else {
+					fwrite(c, 1, len, out);
+				}
+			}
+		}
+		c += len;
+		left -= len;
+	}
+}
+
+void tool_json_string(FILE *out, const char *text, size_t length)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0;
+
+	fputc('"', out);
+	while (i < length) {
+		unsigned char c = s[i];
+		size_t len;
+
+		switch (c) {
+		case '"': fputs("\\\"", out); i++; continue;
+		case '\\': fputs("\\\\", out); i++; continue;
+		case '\n': fputs("\\n", out); i++; continue;
+		case '\r': fputs("\\r", out); i++; continue;
+		case '\t': fputs("\\t", out); i++; continue;
+		case '\b': fputs("\\b", out); i++; continue;
+		case '\f': fputs("\\f", out); i++; continue;
+		default: break;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\u%04x", c);
+			i++;
+			continue;
+		}
+		len = utf8_sequence(s + i, length - i);
+		if (len == 0) {
+			fputs("\\ufffd", out);
+			i++;
+			continue;
+		}
+		fwrite(s + i, 1, len, out);
+		i += len;
+	}
+	fputc('"', out);
+}
+
+/* One scalar element at @data as a JSON value. */
+static void json_element(FILE *out, const struct pbus_param *param, unsigned element,
+			 const unsigned char *data, size_t size)
+{
+	char *text = tool_value_text(param, data, size);
+
+	if (!text) {
+		fputs("null", out);
+		return;
+	}
+	if (element == PBUS_TYPE_ENUM) {
+		/* The label; a number that is no enumerator stays a number. */
+		if ((text[0] >= '0' && text[0] <= '9') || text[0] == '-')
+			fputs(text, out);
+		else
+			tool_json_string(out, text, strlen(text));
+	} else if (type_is_floating(element)) {
+		double d = strtod(text, NULL);
+
+		/* JSON has no NaN or infinity. */
+		fputs(isfinite(d) ? text : "null", out);
+	} else {
+		fputs(text, out); /* integers, true/false */
+	}
+	free(text);
+}
+
+void tool_json_value(FILE *out, const struct pbus_param *param, const void *data,
+		     size_t length)
+{
+	struct pbus_param_info info;
+	const unsigned char *p = data;
+	unsigned element;
+
+	if (pbus_param_info(param, &info) < 0) {
+		fputs("null", out);
+		return;
+	}
+	element = info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
+	if (info.type == PBUS_TYPE_STRING) {
+		tool_json_string(out, data, length);
+	} else if (info.type == PBUS_TYPE_BYTES) {
+		char *text = tool_value_text(param, data, length);
+
+		tool_json_string(out, text ? text : "", text ? strlen(text) : 0);
+		free(text);
+	} else if (info.type & PBUS_TYPE_ARRAY_FLAG) {
+		fputc('[', out);
+		for (size_t off = 0; info.element_size && off + info.element_size <= length;
+		     off += info.element_size) {
+			if (off)
+				fputs(", ", out);
+			json_element(out, param, element, p + off, info.element_size);
+		}
+		fputc(']', out);
+	} else {
+		json_element(out, param, element, p, length);
+	}
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool.h: what the subcommands of pbus share: the exit codes, the one-line
+ * error messages, opening the instance named by -i / $PBUS_INSTANCE, value
+ * text and JSON output. Each subcommand family lives in its own file
+ * (list.c, get-set.c, watch.c, dump.c); main.c dispatches.
+ *
+ * The tool is single-threaded; nothing here is meant to be thread-safe.
+ */
+#ifndef PBUS_TOOL_H
+#define PBUS_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <parambus/parambus.h>
+
+/* Exit statuses (documented in docs/cli.md). */
+enum tool_exit {
+	TOOL_EXIT_OK = 0,
+	TOOL_EXIT_FAILURE = 1,     /* bad value, refusal, any runtime error */
+	TOOL_EXIT_USAGE = 2,       /* bad command line */
+	TOOL_EXIT_NO_INSTANCE = 3  /* the instance does not exist or pbusd is gone */
+};
+
+/* What main() found before the subcommand. */
+struct tool_context {
+	const char *instance; /* -i NAME, else $PBUS_INSTANCE, else NULL */
+};
+
+/* One subcommand. @run gets argv with argv[0] = the command's name and
+ * returns an exit status. */
+struct tool_command {
+	const char *name;
+	const char *summary; /* one line for `pbus --help` */
+	const char *help;    /* the full text of `pbus NAME --help` */
+	int (*run)(struct tool_context *context, int argc, char **argv);
+};
+
+extern const struct tool_command tool_command_list;
+extern const struct tool_command tool_command_get;
+extern const struct tool_command tool_command_set;
+extern const struct tool_command tool_command_watch;
+extern const struct tool_command tool_command_dump;
+extern const struct tool_command tool_command_info;
+
+/* "pbus: <message>\n" on stderr, always one line. */
+void tool_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print the command's help on stdout. */
+void tool_print_help(const struct tool_command *command);
+
+/* Print "pbus: <command>: <message>" and a hint to use --help; returns
+ * TOOL_EXIT_USAGE. */
+int tool_usage_error(const struct tool_command *command, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The options every subcommand accepts besides its own: -i/--instance and
+ * -h/--help. Call from the getopt loop's default case: returns 1 if @option
+ * was one of them (and handled), 0 if not, or -1 after printing the help
+ * (the command should exit with TOOL_EXIT_OK).
+ */
+int tool_common_option(struct tool_context *context, const struct tool_command *command,
+		       int option, const char *argument);
+
+/* Report the getopt_long error @option (':' missing argument, '?' unknown
+ * option) of @command (NULL: the global options) and return
+ * TOOL_EXIT_USAGE. Option strings must start with ':'. */
+int tool_option_error(const struct tool_command *command, int option, char **argv);
+
+/* getopt_long entries for the common options; put them in every table. */
+#define TOOL_COMMON_LONG_OPTIONS                                 \
+	{"instance", required_argument, NULL, 'i'},              \
+	{"help", no_argument, NULL, 'h'}
+#define TOOL_COMMON_SHORT_OPTIONS "i:h"
+
+/*
+ * Open the instance of @context with @flags. On failure, print one line
+ * ("instance 'nope' not found (is pbusd running?)") and return the exit
+ * status to use; on success return TOOL_EXIT_OK and fill *ret_table.
+ */
+int tool_open(const struct tool_context *context, unsigned flags, struct pbus_table **ret_table);
+
+/* Exit status for a negative errno from opening or using an instance. */
+int tool_exit_status(int negative_errno);
+
+/* Look up @name; on failure print "unknown parameter 'name'" and return
+ * the negative errno. */
+int tool_find(struct pbus_table *table, const char *name, const struct pbus_param **ret_param);
+
+/* --- Values -------------------------------------------------------------- */
+
+/* A value read from the table, with its sample; @data is malloc'd (free it
+ * with tool_value_clear()) and holds value_size bytes at most. */
+struct tool_value {
+	unsigned char *data;
+	struct pbus_sample sample;
+	int status; /* enum pbus_status, or -errno of the read */
+};
+
+int tool_value_read(const struct pbus_param *param, struct tool_value *ret_value);
+void tool_value_clear(struct tool_value *value);
+
+/* The value as text (pbus_param_format), malloc'd; NULL only when out of
+ * memory. */
+char *tool_value_text(const struct pbus_param *param, const void *data, size_t length);
+
+/* A limit (min or max) of @param as text, per its (element) type. */
+void tool_number_text(unsigned type, union pbus_number number, char *buf, size_t size);
+
+/* "[0 … 30 V]"-style description of the limits, "" if it has none. */
+void tool_limits_text(const struct pbus_param *param, char *buf, size_t size);
+
+/* "ro,persistent" or "-". */
+void tool_flags_text(unsigned flags, char *buf, size_t size);
+
+/*
+ * Why @text is not a valid value of @param, given the -errno that
+ * pbus_param_parse() returned: "value out of range (0 … 30 V)", "not a bool
+ * (true/false)", "too long (at most 8 bytes)" ...
+ */
+void tool_parse_error_text(const struct pbus_param *param, int negative_errno, char *buf,
+			   size_t size);
+
+/* Write @text with control characters escaped (\n, \t, \xNN), so that it
+ * stays on one line. */
+void tool_print_escaped(FILE *out, const char *text);
+
+/* ISO 8601 UTC time of @ns since the epoch, with milliseconds. */
+void tool_time_text(uint64_t ns, char *buf, size_t size);
+
+/* --- JSON ---------------------------------------------------------------- */
+
+/* A JSON string literal of @text (UTF-8; invalid bytes become U+FFFD). */
+void tool_json_string(FILE *out, const char *text, size_t length);
+
+/* The value as a JSON value: a number, true/false, a string (string, bytes
+ * in hex, enum label), an array of those, or null for NaN/infinity. */
+void tool_json_value(FILE *out, const struct pbus_param *param, const void *data,
+		     size_t length);
+
+/* --- Misc ---------------------------------------------------------------- */
+
+/* The instance state as a word: "live", "closed", "replaced", "orphaned". */
+const char *tool_state_name(int state);
+
+/* Parse a non-negative decimal integer argument; -EINVAL if malformed. */
+int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret);
+
+#endif

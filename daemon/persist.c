@@ -18,6 +18,7 @@
  * version now on disk (pbus_instance_mark_saved), which is what
  * `pbus set --wait-saved` waits for.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -52,6 +53,24 @@ struct persist {
 static void noop_handler(int sig)
 {
 	(void)sig;
+}
+
+/* A pbusd killed mid-save leaves NAME.state.tmp.PID; we hold the instance
+ * now, so no other pbusd is writing one. */
+static void remove_stale_temporaries(struct persist *p)
+{
+	char prefix[128];
+	struct dirent *e;
+	DIR *dir;
+	int n = snprintf(prefix, sizeof(prefix), "%s.state.tmp.", p->instance);
+
+	if (n < 0 || (size_t)n >= sizeof(prefix) || !(dir = opendir(p->dir)))
+		return;
+	while ((e = readdir(dir)))
+		if (!strncmp(e->d_name, prefix, (size_t)n) && unlinkat(dirfd(dir), e->d_name, 0) == 0)
+			log_msg(LOG_INFO, "removed %s/%s, left by a save that was cut short", p->dir,
+				e->d_name);
+	closedir(dir);
 }
 
 int persist_new(struct pbus_table *owner, const char *state_dir, const char *instance,
@@ -92,6 +111,7 @@ int persist_new(struct pbus_table *owner, const char *state_dir, const char *ins
 		persist_free(p);
 		return r;
 	}
+	remove_stale_temporaries(p);
 	*ret = p;
 	return 0;
 }

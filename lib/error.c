@@ -20,6 +20,7 @@ const char *pbus_strerror(int negative_errno)
 	case ESTALE: return "instance closed or replaced (reopen it)";
 	case EBUSY: return "busy (held by another owner or writer)";
 	case EPROTO: return "not a parambus segment of a supported format";
+	case ESRCH: return "the instance's owner (pbusd) is not running";
 	case ENOBUFS: return "buffer too small";
 	default: return strerror(-negative_errno);
 	}

@@ -4,7 +4,8 @@
  * and for a dead pbusd. A pid alone is not enough: pids are recycled, and a
  * killed process stays a zombie until its parent reaps it. So a process is
  * identified by its pid and the low 32 bits of its start time (field 22 of
- * /proc/PID/stat, in clock ticks since boot), and a zombie counts as dead.
+ * /proc/PID/stat, in clock ticks since boot), and a zombie counts as dead
+ * (unless it is a main thread that exited while its other threads run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +51,27 @@ static int read_stat(uint32_t pid, char *ret_state, uint64_t *ret_start)
 	return 0;
 }
 
+/* The Threads: line of /proc/PID/status; 0 if unknown. */
+static long thread_count(uint32_t pid)
+{
+	char path[64], buf[4096];
+	const char *line;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	line = strstr(buf, "\nThreads:");
+	return line ? strtol(line + 9, NULL, 10) : 0;
+}
+
 uint32_t pbus_process_start_token(pid_t pid)
 {
 	char state;
@@ -74,7 +96,11 @@ bool pbus_process_alive(uint32_t pid, uint32_t start)
 	if (r < 0)
 		/* No /proc: fall back to the pid alone. */
 		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
-	if (state == 'Z' || state == 'X')
+	if (state == 'X')
+		return false;
+	/* A main thread that called pthread_exit() shows 'Z' while the other
+	 * threads still run (and may hold a lock): dead only if it is alone. */
+	if (state == 'Z' && thread_count(pid) <= 1)
 		return false;
 	return start == 0 || (uint32_t)started == start;
 }

@@ -3,26 +3,50 @@
  * read.c: the generic reader for values of any type and size (strings,
  * byte buffers, arrays). The inline readers in table.h handle scalars; this
  * one follows the same protocol (docs/segment-format.md, "Reading") for
- * values copied 8 bytes at a time.
+ * values copied 8 bytes at a time, and for the 4-copy slots of values above
+ * 256 bytes.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "table-internal.h"
 
+/* Post (or renew) a reader's turn unless another reader's is running: the
+ * writers of the parameter hold off until we clear it or it expires. */
+static void take_turn(const struct pbus_param *param, uint64_t *turn)
+{
+	uint64_t *word = &param->table_->turns[param->index_];
+	uint64_t now = (uint64_t)pbus_monotonic_ns(), current = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	if (current > now && current != *turn)
+		return; /* someone else's turn: writers hold off for us too */
+	if (__atomic_compare_exchange_n(word, &current, now + PBUS_READER_TURN_NS, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		*turn = now + PBUS_READER_TURN_NS;
+}
+
+static void give_turn_back(const struct pbus_param *param, uint64_t turn)
+{
+	if (turn)
+		__atomic_compare_exchange_n(&param->table_->turns[param->index_], &turn, 0, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,
 		    struct pbus_sample *ret_sample)
 {
 	const unsigned char *slot;
 	const uint64_t *seqp;
+	uint64_t turn = 0;
 
 	if (!param || (!buf && size))
 		return -EINVAL;
 	slot = param->slot_;
 	seqp = (const uint64_t *)(const void *)slot;
-	for (;;) {
+	for (unsigned tries = 1;; tries++) {
 		uint64_t s1 = __atomic_load_n(seqp, __ATOMIC_ACQUIRE);
-		const unsigned char *copy = slot + PBUS_SLOT_COPY0_OFFSET + (s1 & 1u) * param->copy_stride_;
+		const unsigned char *copy =
+			slot + PBUS_SLOT_COPY0_OFFSET + (s1 % param->copy_count_) * param->copy_stride_;
 		const struct pbus_copy_head *ch = (const void *)copy;
 		const unsigned char *value = copy + PBUS_COPY_VALUE_OFFSET;
 		struct pbus_sample sample;
@@ -46,8 +70,15 @@ int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,
 			}
 		}
 		PBUS_READ_FENCE_();
-		if (__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1)
+		/* Copy s1 % n is rewritten by the write of version s1 + n, which
+		 * starts after s1 + n - 1 is published: up to n - 2 writes may
+		 * complete during the read without touching it. */
+		if (__atomic_load_n(seqp, __ATOMIC_RELAXED) - s1 > (uint64_t)param->copy_count_ - 2) {
+			if (tries % PBUS_READ_TRIES_BEFORE_TURN == 0)
+				take_turn(param, &turn);
 			continue;
+		}
+		give_turn_back(param, turn);
 		if (sample.length > size)
 			return -EMSGSIZE;
 		if (ret_sample)

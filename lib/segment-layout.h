@@ -33,6 +33,10 @@
 #define PBUS_NO_ENUM 0xffffffffu
 #define PBUS_NO_GID 0xffffffffu
 #define PBUS_CACHE_LINE 64u
+/* Values up to this size have 2 copies, larger ones 4 (docs/segment-format.md
+ * §4.5): a reader of a large value takes about as long as a writer, so it
+ * must be allowed to overlap more than one completed write. */
+#define PBUS_TWO_COPY_LIMIT 256u
 
 /* pbus_segment_header.state */
 enum {
@@ -91,14 +95,14 @@ struct pbus_param_descriptor {
 	uint32_t enum_index;     /* PBUS_NO_ENUM if none */
 	uint64_t slot_offset;    /* from the segment's start */
 	uint32_t copy_stride;    /* 16 + value_size rounded up to 8 */
-	uint32_t slot_size;      /* 16 + 2 * copy_stride rounded up to 64 */
+	uint32_t slot_size;      /* 16 + copy_count * copy_stride rounded up to 64 */
 	uint64_t min;            /* union pbus_number bits, by type */
 	uint64_t max;
 	uint64_t step;
 	uint32_t default_value;  /* string pool offset of the default's bytes */
 	uint32_t default_length;
 	uint32_t gid;            /* the group's id as pbusd resolved it, or PBUS_NO_GID */
-	uint32_t reserved0;
+	uint32_t copy_count;     /* copies in the slot: 2, or 4 for values above 256 bytes */
 	uint64_t reserved[3];
 };
 
@@ -118,7 +122,7 @@ struct pbus_enumerator {
 
 /* The start of every slot; the two copies follow at 16 and 16 + stride. */
 struct pbus_slot_head {
-	uint64_t seq;            /* version; the current value is copy[seq & 1] */
+	uint64_t seq;            /* version; the current value is copy[seq % copy_count] */
 	uint64_t lock;           /* writer lock: 0 free, else pid | start << 32 */
 };
 
@@ -144,10 +148,23 @@ struct pbus_wake_header {
 	uint32_t notify;         /* futex word: bumped on each watched change */
 	uint32_t any_waiters;    /* waiters that watch every parameter */
 	uint32_t reserved1[14];
-	/* Then param_count uint32_t waiter counts. */
+	/* Then param_count uint32_t waiter counts, and from
+	 * pbus_wake_turns_offset() param_count uint64_t reader's-turn deadlines
+	 * (CLOCK_MONOTONIC ns; 0 = none). */
 };
 
 #define PBUS_WAKE_WAITERS_OFFSET 128u
+
+/* Where the per-parameter reader's-turn deadlines (u64) start. */
+static inline uint64_t pbus_wake_turns_offset(uint32_t param_count)
+{
+	return (PBUS_WAKE_WAITERS_OFFSET + 4ull * param_count + 7) / 8 * 8;
+}
+
+static inline uint64_t pbus_wake_segment_bytes(uint32_t param_count)
+{
+	return pbus_wake_turns_offset(param_count) + 8ull * param_count;
+}
 
 _Static_assert(sizeof(struct pbus_segment_header) == 256, "header is 256 bytes");
 _Static_assert(offsetof(struct pbus_segment_header, schema_hash) == 24, "header layout");
@@ -168,6 +185,7 @@ _Static_assert(offsetof(struct pbus_param_descriptor, copy_stride) == 56, "descr
 _Static_assert(offsetof(struct pbus_param_descriptor, min) == 64, "descriptor layout");
 _Static_assert(offsetof(struct pbus_param_descriptor, default_value) == 88, "descriptor layout");
 _Static_assert(offsetof(struct pbus_param_descriptor, gid) == 96, "descriptor layout");
+_Static_assert(offsetof(struct pbus_param_descriptor, copy_count) == 100, "descriptor layout");
 _Static_assert(sizeof(struct pbus_enum_record) == 16, "enum record is 16 bytes");
 _Static_assert(sizeof(struct pbus_enumerator) == 16, "enumerator is 16 bytes");
 _Static_assert(sizeof(struct pbus_slot_head) == PBUS_SLOT_COPY0_OFFSET, "slot head");

@@ -113,7 +113,8 @@ int pbus_segment_validate(const unsigned char *base, size_t size)
 		    d->value_size == 0 || d->value_size > PBUS_VALUE_SIZE_MAX ||
 		    d->default_length > d->value_size ||
 		    d->copy_stride != pbus_round_up(sizeof(struct pbus_copy_head) + d->value_size, 8) ||
-		    d->slot_size < sizeof(struct pbus_slot_head) + 2 * (uint64_t)d->copy_stride ||
+		    d->copy_count != (d->value_size > PBUS_TWO_COPY_LIMIT ? 4u : 2u) ||
+		    d->slot_size < sizeof(struct pbus_slot_head) + d->copy_count * (uint64_t)d->copy_stride ||
 		    d->slot_offset % PBUS_CACHE_LINE ||
 		    !range_ok(d->slot_offset, d->slot_size, size) ||
 		    d->slot_offset < h->slots_offset ||
@@ -245,8 +246,10 @@ static int build_value_segment(struct pbus_table *t, const struct pbus_schema *s
 		d->element_size = sp->ti.element_size;
 		d->enum_index = sp->enum_index;
 		d->copy_stride = (uint32_t)pbus_round_up(sizeof(struct pbus_copy_head) + d->value_size, 8);
+		d->copy_count = d->value_size > PBUS_TWO_COPY_LIMIT ? 4 : 2;
 		d->slot_size = (uint32_t)pbus_round_up(sizeof(struct pbus_slot_head) +
-						       2 * (uint64_t)d->copy_stride, PBUS_CACHE_LINE);
+						       d->copy_count * (uint64_t)d->copy_stride,
+						       PBUS_CACHE_LINE);
 		d->slot_offset = slots_size; /* relative until the layout is known */
 		slots_size += d->slot_size;
 		memcpy(&d->min, &sp->ti.min, 8);
@@ -339,7 +342,7 @@ out:
 static int build_wake_segment(struct pbus_table *t, uint32_t param_count, uint64_t instance_id)
 {
 	struct pbus_wake_header w;
-	size_t size = (size_t)pbus_round_up(PBUS_WAKE_WAITERS_OFFSET + 4ull * param_count,
+	size_t size = (size_t)pbus_round_up(pbus_wake_segment_bytes(param_count),
 					    (uint64_t)sysconf(_SC_PAGESIZE));
 	int r;
 

@@ -35,6 +35,7 @@ struct pbus_table {
 	size_t wake_size;
 	struct pbus_wake_header *wake;
 	uint32_t *waiters;                /* param_count waiter counts */
+	uint64_t *turns;                  /* param_count reader's-turn deadlines */
 	/* Resolved once at open. */
 	uint32_t param_count;
 	struct pbus_param *params;
@@ -99,6 +100,12 @@ static inline const char *pbus_table_string(const struct pbus_table *table, uint
 {
 	return (const char *)table->base + table->header->strings_offset + offset;
 }
+
+/* The reader's turn (docs/segment-format.md §4.5): a reader that failed
+ * this often posts a deadline before which writers of the parameter hold
+ * off, so that it is never starved however fast they write. */
+#define PBUS_READ_TRIES_BEFORE_TURN 8
+#define PBUS_READER_TURN_NS 200000
 
 /* Write one parameter's value that has passed every check (write.c). */
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,

@@ -68,6 +68,7 @@ int pbus_table_resolve(struct pbus_table *t)
 	t->aux = (struct pbus_param_aux *)(void *)(t->base + h->aux_offset);
 	t->wake = (struct pbus_wake_header *)(void *)t->wake_base;
 	t->waiters = (uint32_t *)(void *)(t->wake_base + PBUS_WAKE_WAITERS_OFFSET);
+	t->turns = (uint64_t *)(void *)(t->wake_base + pbus_wake_turns_offset(n));
 	t->param_count = n;
 	for (uint32_t e = 0; e < h->enum_count; e++)
 		total += enums[e].count;
@@ -92,6 +93,7 @@ int pbus_table_resolve(struct pbus_table *t)
 		p->value_size_ = d->value_size;
 		p->index_ = i;
 		p->type_ = d->type;
+		p->copy_count_ = (uint8_t)d->copy_count;
 		p->flags_ = d->flags;
 		p->table_ = t;
 		ti->type = d->type;
@@ -159,7 +161,7 @@ static int open_once(struct pbus_table *t, const char *instance, unsigned flags)
 	if (w->instance_id != ((const struct pbus_segment_header *)(const void *)t->base)->instance_id)
 		return -EAGAIN;
 	if (w->param_count != ((const struct pbus_segment_header *)(const void *)t->base)->param_count ||
-	    t->wake_size < PBUS_WAKE_WAITERS_OFFSET + 4ull * w->param_count)
+	    t->wake_size < pbus_wake_segment_bytes(w->param_count))
 		return -EPROTO;
 	return 0;
 }

@@ -30,6 +30,8 @@
 
 #include "table-internal.h"
 
+#define SAVE_CHECK_INTERVAL_NS INT64_C(1000000000)
+
 struct pbus_watch {
 	struct pbus_table *table;
 	bool all;              /* watching every parameter */
@@ -236,14 +238,21 @@ int pbus_param_wait_saved(const struct pbus_param *param, uint64_t seq, int64_t 
 	deadline = timeout_ns < 0 ? -1 : pbus_monotonic_ns() + timeout_ns;
 	for (;;) {
 		uint32_t n = __atomic_load_n(&t->header->save_count, __ATOMIC_ACQUIRE);
+		int64_t slice;
 		int r;
 
 		if (pbus_param_saved_seq(param) >= seq)
 			return 0;
 		if (table_gone(t))
 			return -ESTALE;
-		r = pbus_futex_wait(&t->header->save_count, n, deadline);
-		if (r == -ETIMEDOUT)
+		/* Only the owner saves: if it died, nothing will come. Sleep in
+		 * slices of a second to notice that. */
+		if (!t->owner && !pbus_process_alive(t->header->owner_pid, t->header->owner_start))
+			return -ESRCH;
+		slice = pbus_monotonic_ns() + SAVE_CHECK_INTERVAL_NS;
+		r = pbus_futex_wait(&t->header->save_count, n,
+				    deadline >= 0 && deadline < slice ? deadline : slice);
+		if (r == -ETIMEDOUT && deadline >= 0 && pbus_monotonic_ns() >= deadline)
 			return pbus_param_saved_seq(param) >= seq ? 0 : -ETIMEDOUT;
 		if (r == -EINTR)
 			return r;

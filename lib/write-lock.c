@@ -22,8 +22,9 @@
 #include "table-internal.h"
 
 #define SPINS_BEFORE_YIELD 200
-#define YIELDS_BETWEEN_CHECKS 64
-#define LIVE_HOLDER_TIMEOUT_NS 1000000000 /* a stopped (SIGSTOP) holder */
+#define FIRST_CHECK_NS 50000        /* check a holder's life after 50 us ... */
+#define CHECK_INTERVAL_NS 1000000   /* ... then every millisecond */
+#define LIVE_HOLDER_TIMEOUT_NS 1000000000 /* one live holder (SIGSTOPped) */
 
 static uint64_t self_token;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
@@ -66,10 +67,12 @@ static inline void cpu_relax(void)
 
 int pbus_write_lock(uint64_t *lock)
 {
-	uint64_t me = pbus_self_token(), holder = 0;
-	int64_t give_up = 0;
+	uint64_t me = pbus_self_token(), holder = 0, watched = 0;
+	int64_t since = 0, next_check = 0;
 
 	for (unsigned spins = 0;; spins++) {
+		int64_t now;
+
 		holder = 0;
 		if (__atomic_compare_exchange_n(lock, &holder, me, false, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
@@ -79,20 +82,28 @@ int pbus_write_lock(uint64_t *lock)
 			continue;
 		}
 		sched_yield();
-		if ((spins - SPINS_BEFORE_YIELD) % YIELDS_BETWEEN_CHECKS)
-			continue;
-		if ((uint32_t)holder != (uint32_t)me &&
-		    !pbus_process_alive((uint32_t)holder, (uint32_t)(holder >> 32))) {
-			/* Take over from the dead holder; if another waiter was
-			 * faster, the word changed and we go on waiting. */
-			if (__atomic_compare_exchange_n(lock, &holder, me, false, __ATOMIC_ACQUIRE,
-							__ATOMIC_RELAXED))
-				return 0;
+		/* The clocks below are measured per holder: a stream of different
+		 * live holders is contention, not a stuck holder. */
+		now = pbus_monotonic_ns();
+		if (holder != watched) {
+			watched = holder;
+			since = now;
+			next_check = now + FIRST_CHECK_NS;
 			continue;
 		}
-		if (give_up == 0)
-			give_up = pbus_monotonic_ns() + LIVE_HOLDER_TIMEOUT_NS;
-		else if (pbus_monotonic_ns() > give_up)
+		if (now >= next_check) {
+			next_check = now + CHECK_INTERVAL_NS;
+			if ((uint32_t)holder != (uint32_t)me &&
+			    !pbus_process_alive((uint32_t)holder, (uint32_t)(holder >> 32))) {
+				/* Take over from the dead holder; if another waiter was
+				 * faster, the word changed and we go on waiting. */
+				if (__atomic_compare_exchange_n(lock, &holder, me, false,
+								__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+					return 0;
+				continue;
+			}
+		}
+		if (now - since > LIVE_HOLDER_TIMEOUT_NS)
 			return -EBUSY;
 	}
 }

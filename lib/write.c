@@ -7,6 +7,11 @@
  * that holds nothing it needs, and cannot be blocked by a writer that died:
  * the published copy is always complete.
  *
+ * With n copies (2, or 4 for large values), version s lives in copy s % n
+ * and the write of version s + 1 fills copy (s + 1) % n, the one that held
+ * version s + 1 - n: a reader of version s is disturbed only by the write of
+ * s + n, which begins after s + n - 1 is published.
+ *
  * Memory ordering, in C11 terms:
  *  - the release fence before the data stores orders the earlier version
  *    store (seq = s, made by us or, through the lock's acquire/release, by a
@@ -16,6 +21,7 @@
  *    a reader that loads s + 1 with acquire sees the complete copy.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "table-internal.h"
@@ -40,6 +46,21 @@ static void store_words(unsigned char *dst, const unsigned char *src, size_t n)
 	}
 }
 
+/* A reader that failed PBUS_READ_TRIES_BEFORE_TURN times has posted a
+ * deadline: hold off until it has read (it clears the word) or the deadline
+ * passes. The bound keeps a dead or hostile reader from wedging writers: it
+ * can delay a write by PBUS_READER_TURN_NS at most per posting. */
+static void wait_for_reader_turn(const uint64_t *turn)
+{
+	uint64_t deadline = __atomic_load_n(turn, __ATOMIC_ACQUIRE);
+
+	if (deadline == 0)
+		return;
+	while (__atomic_load_n(turn, __ATOMIC_ACQUIRE) == deadline &&
+	       (uint64_t)pbus_monotonic_ns() < deadline)
+		sched_yield();
+}
+
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
 		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq)
 {
@@ -50,12 +71,13 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	uint64_t s;
 	int r;
 
+	wait_for_reader_turn(&table->turns[index]);
 	r = pbus_write_lock(&head->lock);
 	if (r < 0)
 		return r;
 	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
 	copy = (struct pbus_copy_head *)(void *)(slot + PBUS_SLOT_COPY0_OFFSET +
-						 ((s + 1) & 1u) * p->copy_stride_);
+						 ((s + 1) % p->copy_count_) * p->copy_stride_);
 	PBUS_WRITE_FENCE_();
 	__atomic_store_n(&copy->timestamp_ns, timestamp_ns ? timestamp_ns : pbus_realtime_ns(),
 			 PBUS_DATA_STORE_ORDER_);

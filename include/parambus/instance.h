@@ -61,8 +61,9 @@ PBUS_API uint64_t pbus_param_saved_seq(const struct pbus_param *param);
 
 /*
  * Wait until version @seq (or a newer one) of a persistent parameter is on
- * disk. Returns 0, -ETIMEDOUT, -EINTR, -ESTALE, or -EINVAL for a parameter
- * that is not persistent. @timeout_ns < 0: no timeout.
+ * disk. Returns 0, -ETIMEDOUT, -EINTR, -ESTALE (instance closed or
+ * replaced), -ESRCH (pbusd died: nothing will save it), or -EINVAL for a
+ * parameter that is not persistent. @timeout_ns < 0: no timeout.
  */
 PBUS_API int pbus_param_wait_saved(const struct pbus_param *param, uint64_t seq,
 				   int64_t timeout_ns);

@@ -71,7 +71,8 @@ struct pbus_param {
 	uint32_t copy_stride_;      /* bytes from copy 0 to copy 1 */
 	uint32_t value_size_;       /* capacity of the value in bytes */
 	uint32_t index_;
-	uint16_t type_;
+	uint8_t type_;
+	uint8_t copy_count_;        /* 2 (always, for scalars) or 4 */
 	uint16_t flags_;
 	struct pbus_table *table_;
 };
@@ -320,7 +321,8 @@ PBUS_API int pbus_watch_next(struct pbus_watch *watch, uint32_t *ret_index);
 #endif
 
 /*
- * The read protocol for values of 1, 2, 4 or 8 bytes. @size is a constant in
+ * The read protocol for values of 1, 2, 4 or 8 bytes, which always have two
+ * copies (the value in copy seq & 1). @size is a constant in
  * every caller, so after inlining only one load of the switch remains. The
  * value is loaded with one atomic load of its own width, so even an
  * unsynchronised copy could not tear it; the version check is what makes the
@@ -334,7 +336,7 @@ static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsign
 
 	if (param->type_ != type)
 		return -EINVAL;
-	for (;;) {
+	for (unsigned tries = 1;; tries++) {
 		uint64_t s1 = __atomic_load_n(seqp, __ATOMIC_ACQUIRE);
 		const unsigned char *copy =
 			slot + PBUS_SLOT_COPY0_OFFSET + (s1 & 1u) * param->copy_stride_;
@@ -353,8 +355,14 @@ static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsign
 		status = __atomic_load_n((const uint32_t *)(const void *)(copy + PBUS_COPY_STATUS_OFFSET),
 					 PBUS_DATA_LOAD_ORDER_);
 		PBUS_READ_FENCE_();
-		if (__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1)
-			continue; /* a write completed meanwhile: this copy may be reused */
+		if (__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1) {
+			/* A write completed meanwhile: this copy may be reused. After
+			 * a few misses, the out-of-line reader takes a reader's turn
+			 * (docs/segment-format.md §4.5), so no writer can starve us. */
+			if (tries == 4)
+				return pbus_param_read(param, ret, size, (struct pbus_sample *)0);
+			continue;
+		}
 		switch (size) {
 		case 1: __builtin_memcpy(ret, &v8, 1); break;
 		case 2: __builtin_memcpy(ret, &v16, 2); break;

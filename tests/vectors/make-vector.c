@@ -27,7 +27,7 @@ static int write_text(struct pbus_table *t, const char *name, const char *text, 
 {
 	const struct pbus_param *p;
 	struct pbus_param_info info;
-	unsigned char buf[64];
+	unsigned char buf[512];
 	size_t len;
 	struct pbus_write w = {.status = status, .timestamp_ns = ts, .value = buf};
 	int r;
@@ -75,6 +75,10 @@ int main(int argc, char **argv)
 	r = r ? r : write_text(t, "volts", "3.3", T0 + 6, PBUS_STATUS_OK);
 	r = r ? r : write_text(t, "name", "x", T0 + 7, PBUS_STATUS_OK);
 	r = r ? r : write_text(t, "name", "\xce\xbc-meter", T0 + 8, PBUS_STATUS_OK);
+	/* A value above 256 bytes has 4 copies: three writes land in copy 3. */
+	r = r ? r : write_text(t, "log", "first", T0 + 9, PBUS_STATUS_OK);
+	r = r ? r : write_text(t, "log", "second", T0 + 10, PBUS_STATUS_OK);
+	r = r ? r : write_text(t, "log", "third entry", T0 + 11, PBUS_STATUS_MINOR);
 	if (r < 0)
 		return 1;
 	/* Fixed values for what changes from run to run. */

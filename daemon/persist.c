@@ -101,7 +101,7 @@ int persist_new(struct pbus_table *owner, const char *state_dir, const char *ins
 		const struct pbus_param *param;
 		struct pbus_param_info info;
 
-		if (pbus_table_param(owner, i, &param) == 0 && pbus_param_info(param, &info) == 0 &&
+		if (pbus_table_param(owner, i, &param) == 0 && pbus_param_describe(param, &info) == 0 &&
 		    (info.flags & PBUS_PARAM_PERSISTENT))
 			p->indexes[p->count++] = i;
 	}
@@ -355,7 +355,7 @@ static void restore_line(struct persist *p, char *line, unsigned lineno)
 			p->path, lineno, line);
 		return;
 	}
-	pbus_param_info(param, &info);
+	pbus_param_describe(param, &info);
 	if (!(info.flags & PBUS_PARAM_PERSISTENT)) {
 		log_msg(LOG_WARNING, "%s:%u: parameter '%s' is not persistent any more, skipped",
 			p->path, lineno, line);

@@ -293,7 +293,7 @@ int pbus_table_find(const struct pbus_table *table, const char *name,
 	return -ENOENT;
 }
 
-int pbus_param_info(const struct pbus_param *param, struct pbus_param_info *ret_info)
+int pbus_param_describe(const struct pbus_param *param, struct pbus_param_info *ret_info)
 {
 	const struct pbus_table *t;
 	const struct pbus_param_descriptor *d;

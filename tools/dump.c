@@ -86,7 +86,7 @@ static void json_param(const struct pbus_param *param)
 	struct tool_value value;
 	bool first = true;
 
-	pbus_param_info(param, &info);
+	pbus_param_describe(param, &info);
 	printf("    {\"index\": %u, ", info.index);
 	json_key("name");
 	json_text(info.name);
@@ -201,7 +201,7 @@ static void text_param(const struct pbus_param *param)
 	struct tool_value value;
 	char buf[512], time_text[64];
 
-	pbus_param_info(param, &info);
+	pbus_param_describe(param, &info);
 	printf("\n[%u] %s: %s", info.index, info.name, pbus_type_name(info.type));
 	if (info.type == PBUS_TYPE_STRING || info.type == PBUS_TYPE_BYTES)
 		printf(" (at most %u bytes)", info.value_size);

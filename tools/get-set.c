@@ -26,7 +26,7 @@ static void print_json_entry(const struct pbus_param *param, const struct tool_v
 	struct pbus_param_info info;
 	char time_text[64];
 
-	pbus_param_info(param, &info);
+	pbus_param_describe(param, &info);
 	tool_json_string(stdout, info.name, strlen(info.name));
 	fputs(": {\"value\": ", stdout);
 	tool_json_value(stdout, param, value->data, value->sample.length);
@@ -52,7 +52,7 @@ static void print_plain_entry(const struct pbus_param *param, const struct tool_
 		free(text);
 		return;
 	}
-	pbus_param_info(param, &info);
+	pbus_param_describe(param, &info);
 	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
 	printf("%s=", info.name);
 	tool_print_escaped(stdout, text ? text : "");
@@ -108,7 +108,7 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 
 		if (tool_find(table, argv[optind + i], &params[i]) < 0) {
 			status = TOOL_EXIT_FAILURE;
-		} else if (pbus_param_info(params[i], &info) == 0 && (info.flags & PBUS_PARAM_NOREAD)) {
+		} else if (pbus_param_describe(params[i], &info) == 0 && (info.flags & PBUS_PARAM_NOREAD)) {
 			tool_error("get %s: parameter is not readable (noRead)", info.name);
 			status = TOOL_EXIT_FAILURE;
 		}
@@ -212,7 +212,7 @@ static int write_all(struct pbus_table *table, struct assignment *as, int count,
 	for (int i = 0; i < count; i++) {
 		struct pbus_param_info info;
 
-		pbus_param_info(as[i].param, &info);
+		pbus_param_describe(as[i].param, &info);
 		writes[i].index = info.index;
 		writes[i].status = PBUS_STATUS_OK;
 		writes[i].value = as[i].buf;
@@ -234,7 +234,7 @@ static int write_all(struct pbus_table *table, struct assignment *as, int count,
 	for (int i = 0; i < count && status == TOOL_EXIT_OK && wait_saved; i++) {
 		struct pbus_param_info info;
 
-		pbus_param_info(as[i].param, &info);
+		pbus_param_describe(as[i].param, &info);
 		if (!(info.flags & PBUS_PARAM_PERSISTENT))
 			continue;
 		r = pbus_param_wait_saved(as[i].param, writes[i].seq,
@@ -323,7 +323,7 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 			status = TOOL_EXIT_FAILURE;
 			break;
 		}
-		pbus_param_info(a->param, &info);
+		pbus_param_describe(a->param, &info);
 		if (info.flags & PBUS_PARAM_READONLY) {
 			status = refuse(a, -EACCES);
 			break;

@@ -55,7 +55,7 @@ static void fill_row(const struct pbus_param *param, bool long_format, char **ce
 	struct tool_value value;
 	char buf[512];
 
-	pbus_param_info(param, &info);
+	pbus_param_describe(param, &info);
 	cells[0] = dup_or_empty(info.name);
 	cells[1] = dup_or_empty(pbus_type_name(info.type));
 	if (info.flags & PBUS_PARAM_NOREAD) {

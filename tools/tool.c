@@ -173,7 +173,7 @@ int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long 
 int tool_value_read(const struct pbus_param *param, struct tool_value *ret_value)
 {
 	struct pbus_param_info info;
-	int r = pbus_param_info(param, &info);
+	int r = pbus_param_describe(param, &info);
 
 	memset(ret_value, 0, sizeof(*ret_value));
 	if (r < 0)
@@ -268,7 +268,7 @@ void tool_limits_text(const struct pbus_param *param, char *buf, size_t size)
 
 	if (size)
 		buf[0] = 0;
-	if (pbus_param_info(param, &info) < 0)
+	if (pbus_param_describe(param, &info) < 0)
 		return;
 	element = info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
 	natural = type_range(element, &lo, &hi);
@@ -353,7 +353,7 @@ void tool_parse_error_text(const struct pbus_param *param, int negative_errno, c
 	bool array;
 	const char *element_name;
 
-	if (pbus_param_info(param, &info) < 0) {
+	if (pbus_param_describe(param, &info) < 0) {
 		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
 		return;
 	}
@@ -557,7 +557,7 @@ void tool_json_value(FILE *out, const struct pbus_param *param, const void *data
 	const unsigned char *p = data;
 	unsigned element;
 
-	if (pbus_param_info(param, &info) < 0) {
+	if (pbus_param_describe(param, &info) < 0) {
 		fputs("null", out);
 		return;
 	}

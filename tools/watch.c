@@ -127,7 +127,7 @@ static int view_resolve(struct view *v)
 
 			if (tool_find(v->table, o->names[i], &param) < 0)
 				return TOOL_EXIT_FAILURE;
-			pbus_param_info(param, &info);
+			pbus_param_describe(param, &info);
 			if (info.flags & PBUS_PARAM_NOREAD) {
 				tool_error("watch %s: parameter is not readable (noRead)", info.name);
 				return TOOL_EXIT_FAILURE;
@@ -140,7 +140,7 @@ static int view_resolve(struct view *v)
 			struct pbus_param_info info;
 
 			if (pbus_table_param(v->table, i, &param) == 0 &&
-			    pbus_param_info(param, &info) == 0 && !(info.flags & PBUS_PARAM_NOREAD))
+			    pbus_param_describe(param, &info) == 0 && !(info.flags & PBUS_PARAM_NOREAD))
 				v->indexes[n++] = i;
 		}
 		if (n == 0) {
@@ -317,7 +317,7 @@ static void view_draw(struct view *v)
 		struct pbus_param_info info;
 
 		pbus_table_param(v->table, v->indexes[i], &param);
-		pbus_param_info(param, &info);
+		pbus_param_describe(param, &info);
 		if (utf8_width(info.name) > name_width)
 			name_width = utf8_width(info.name);
 		if (utf8_width(info.unit) > unit_width)
@@ -346,7 +346,7 @@ static void view_draw(struct view *v)
 		char *text;
 
 		pbus_table_param(v->table, v->indexes[i], &param);
-		pbus_param_info(param, &info);
+		pbus_param_describe(param, &info);
 		tool_value_read(param, &value);
 		text = value.status >= 0 ? tool_value_text(param, value.data, value.sample.length)
 					 : NULL;

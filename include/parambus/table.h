@@ -156,7 +156,7 @@ struct pbus_param_info {
 };
 
 /* Fill *ret_info; its strings are valid until pbus_table_close(). */
-PBUS_API int pbus_param_info(const struct pbus_param *param,
+PBUS_API int pbus_param_describe(const struct pbus_param *param,
 			     struct pbus_param_info *ret_info);
 
 /* The parameter's name; valid until pbus_table_close(). */

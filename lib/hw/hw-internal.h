@@ -100,7 +100,7 @@ PBUS_HW_INTERNAL int pbus_hw_pwrite_u64(int fd, uint64_t value);
 PBUS_HW_INTERNAL int pbus_gpio_encode_config(const struct pbus_gpio_line_settings *settings,
 					     size_t num_lines, struct gpio_v2_line_config *ret_config);
 
-/** The v2 flags of one line's settings, or -EINVAL through *ret_error. */
+/** The v2 flags of one line's settings: 0, or -EINVAL for a contradictory or unknown setting. */
 PBUS_HW_INTERNAL int pbus_gpio_settings_to_flags(const struct pbus_gpio_line_settings *settings,
 						 uint64_t *ret_flags);
 

@@ -183,7 +183,7 @@ static int check_totals(uint32_t bufsiz, uint64_t tx_total, uint64_t rx_total)
 	return (tx_total > bufsiz || rx_total > bufsiz) ? -EMSGSIZE : 0;
 }
 
-int pbus_spi_transfer(struct pbus_spi *spi, const struct pbus_spi_transfer *transfers, size_t num)
+int pbus_spi_transfer_message(struct pbus_spi *spi, const struct pbus_spi_transfer *transfers, size_t num)
 {
 	struct spi_ioc_transfer k[PBUS_SPI_TRANSFERS_MAX];
 	uint64_t tx_total = 0, rx_total = 0;
@@ -221,7 +221,7 @@ int pbus_spi_exchange(struct pbus_spi *spi, const void *tx, void *rx, size_t len
 	if (!tx || !rx || length == 0 || length > UINT32_MAX)
 		return -EINVAL;
 	struct pbus_spi_transfer t = { .tx = tx, .rx = rx, .length = (uint32_t)length };
-	return pbus_spi_transfer(spi, &t, 1);
+	return pbus_spi_transfer_message(spi, &t, 1);
 }
 
 int pbus_spi_write_read(struct pbus_spi *spi, const void *tx, size_t write_length, void *rx,
@@ -234,7 +234,7 @@ int pbus_spi_write_read(struct pbus_spi *spi, const void *tx, size_t write_lengt
 		{ .tx = tx, .length = (uint32_t)write_length },
 		{ .rx = rx, .length = (uint32_t)read_length },
 	};
-	return pbus_spi_transfer(spi, t, 2);
+	return pbus_spi_transfer_message(spi, t, 2);
 }
 
 int pbus_spi_write(struct pbus_spi *spi, const void *tx, size_t length)
@@ -242,7 +242,7 @@ int pbus_spi_write(struct pbus_spi *spi, const void *tx, size_t length)
 	if (!tx || length == 0 || length > UINT32_MAX)
 		return -EINVAL;
 	struct pbus_spi_transfer t = { .tx = tx, .length = (uint32_t)length };
-	return pbus_spi_transfer(spi, &t, 1);
+	return pbus_spi_transfer_message(spi, &t, 1);
 }
 
 int pbus_spi_read(struct pbus_spi *spi, void *rx, size_t length)
@@ -250,7 +250,7 @@ int pbus_spi_read(struct pbus_spi *spi, void *rx, size_t length)
 	if (!rx || length == 0 || length > UINT32_MAX)
 		return -EINVAL;
 	struct pbus_spi_transfer t = { .rx = rx, .length = (uint32_t)length };
-	return pbus_spi_transfer(spi, &t, 1);
+	return pbus_spi_transfer_message(spi, &t, 1);
 }
 
 /* ---- prepared messages ------------------------------------------------ */

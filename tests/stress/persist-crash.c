@@ -134,9 +134,9 @@ static int client_open(const char *instance, struct client *c)
 	if (r == 0) {
 		struct pbus_param_info info;
 
-		pbus_param_info(c->counter, &info);
+		pbus_param_describe(c->counter, &info);
 		c->ci = info.index;
-		pbus_param_info(c->label, &info);
+		pbus_param_describe(c->label, &info);
 		c->li = info.index;
 	}
 	return r;

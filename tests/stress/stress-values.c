@@ -75,7 +75,7 @@ int sv_bind(struct sv_worker *w, struct pbus_table *table, const char *const *na
 
 		if (r < 0)
 			return r;
-		if ((r = pbus_param_info(w->params[i], &info)) < 0)
+		if ((r = pbus_param_describe(w->params[i], &info)) < 0)
 			return r;
 		if (info.type != types[kinds[i].type] || info.value_size != kinds[i].capacity)
 			return -EPROTO;

@@ -137,7 +137,7 @@ static void info_and_enums(void)
 	if (!owner)
 		return;
 	p = find(owner, "vset");
-	CHECK_EQ_INT(pbus_param_info(p, &info), 0);
+	CHECK_EQ_INT(pbus_param_describe(p, &info), 0);
 	CHECK_EQ_STR(info.name, "vset");
 	CHECK_EQ_STR(info.unit, "V");
 	CHECK_EQ_STR(info.description, "Set point");
@@ -149,7 +149,7 @@ static void info_and_enums(void)
 	CHECK_EQ_INT(info.default_length, 8);
 	CHECK_EQ_INT(info.update_class, PBUS_UPDATE_SETTING);
 	p = find(owner, "samples");
-	CHECK_EQ_INT(pbus_param_info(p, &info), 0);
+	CHECK_EQ_INT(pbus_param_describe(p, &info), 0);
 	CHECK_EQ_INT(info.type, PBUS_TYPE_DOUBLE | PBUS_TYPE_ARRAY_FLAG);
 	CHECK_EQ_INT(info.value_size, 40);
 	CHECK_EQ_STR(pbus_type_name(info.type), "double[]");

@@ -37,7 +37,7 @@ static int write_text(struct pbus_table *t, const char *name, const char *text, 
 		fprintf(stderr, "make-vector: %s=%s: %s\n", name, text, pbus_strerror(r));
 		return r;
 	}
-	pbus_param_info(p, &info);
+	pbus_param_describe(p, &info);
 	w.index = info.index;
 	w.length = len;
 	return pbus_table_write_many(t, &w, 1);

@@ -67,7 +67,7 @@ struct pbus_spi_message;
 #define PBUS_SPI_RX_OCTAL 0x00004000u
 #define PBUS_SPI_3WIRE_HIZ 0x00008000u
 
-/** Most transfers in one message (pbus_spi_transfer() keeps them on the stack). */
+/** Most transfers in one message (pbus_spi_transfer_message() keeps them on the stack). */
 #define PBUS_SPI_TRANSFERS_MAX 64
 
 /**
@@ -156,7 +156,7 @@ PBUS_HW_API int pbus_spi_set_max_speed(struct pbus_spi *spi, uint32_t hz);
 PBUS_HW_API int pbus_spi_get_max_speed(struct pbus_spi *spi, uint32_t *ret_hz);
 
 /**
- * pbus_spi_transfer() - run @num transfers as one message (one
+ * pbus_spi_transfer_message() - run @num transfers as one message (one
  * SPI_IOC_MESSAGE(@num) ioctl, one chip-select assertion).
  *
  * Return: the total number of bytes transferred, or -EINVAL (NULL argument,
@@ -164,12 +164,12 @@ PBUS_HW_API int pbus_spi_get_max_speed(struct pbus_spi *spi, uint32_t *ret_hz);
  * controller refuses), -EMSGSIZE (the message exceeds bufsiz, see top),
  * -ENODEV / -ESHUTDOWN (device or controller removed), -ETIMEDOUT, -EIO.
  */
-PBUS_HW_API int pbus_spi_transfer(struct pbus_spi *spi, const struct pbus_spi_transfer *transfers, size_t num);
+PBUS_HW_API int pbus_spi_transfer_message(struct pbus_spi *spi, const struct pbus_spi_transfer *transfers, size_t num);
 
 /**
  * pbus_spi_exchange() - full duplex: send @length bytes of @tx while
  * receiving @length bytes into @rx (which may equal @tx).
- * Return: as pbus_spi_transfer().
+ * Return: as pbus_spi_transfer_message().
  */
 PBUS_HW_API int pbus_spi_exchange(struct pbus_spi *spi, const void *tx, void *rx, size_t length);
 
@@ -177,15 +177,15 @@ PBUS_HW_API int pbus_spi_exchange(struct pbus_spi *spi, const void *tx, void *rx
  * pbus_spi_write_read() - half duplex under one chip select: send
  * @write_length bytes, then receive @read_length bytes (e.g. a command and
  * its answer).  Two transfers, one message.
- * Return: as pbus_spi_transfer().
+ * Return: as pbus_spi_transfer_message().
  */
 PBUS_HW_API int pbus_spi_write_read(struct pbus_spi *spi, const void *tx, size_t write_length, void *rx,
 				    size_t read_length);
 
-/** pbus_spi_write() - send only.  Return: as pbus_spi_transfer(). */
+/** pbus_spi_write() - send only.  Return: as pbus_spi_transfer_message(). */
 PBUS_HW_API int pbus_spi_write(struct pbus_spi *spi, const void *tx, size_t length);
 
-/** pbus_spi_read() - receive only (the controller sends zeros).  Return: as pbus_spi_transfer(). */
+/** pbus_spi_read() - receive only (the controller sends zeros).  Return: as pbus_spi_transfer_message(). */
 PBUS_HW_API int pbus_spi_read(struct pbus_spi *spi, void *rx, size_t length);
 
 /* ---- prepared messages ------------------------------------------------ */
@@ -210,7 +210,7 @@ PBUS_HW_API void pbus_spi_message_free(struct pbus_spi_message *message);
  * pbus_spi_message_run() - run the prepared message: one SPI_IOC_MESSAGE
  * ioctl, nothing allocated, nothing rebuilt.
  * Return: the total number of bytes transferred, or -EINVAL (NULL), or the
- * errors of pbus_spi_transfer() other than -EMSGSIZE.
+ * errors of pbus_spi_transfer_message() other than -EMSGSIZE.
  */
 PBUS_HW_API int pbus_spi_message_run(struct pbus_spi_message *message);
 

@@ -108,7 +108,7 @@ static inline struct pbus_table *all_types_table(const struct all_types *handle)
 	return handle->table;
 }
 
-/* A parameter by index, for the untyped API (pbus_param_info(), ...);
+/* A parameter by index, for the untyped API (pbus_param_describe(), ...);
  * NULL if @index is out of range. Valid until all_types_close(). */
 static inline const struct pbus_param *
 all_types_param(const struct all_types *handle, enum all_types_param_index index)

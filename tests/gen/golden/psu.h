@@ -101,7 +101,7 @@ static inline struct pbus_table *psu_table(const struct psu *handle)
 	return handle->table;
 }
 
-/* A parameter by index, for the untyped API (pbus_param_info(), ...);
+/* A parameter by index, for the untyped API (pbus_param_describe(), ...);
  * NULL if @index is out of range. Valid until psu_close(). */
 static inline const struct pbus_param *
 psu_param(const struct psu *handle, enum psu_param_index index)

@@ -17,23 +17,34 @@
 
 #include "table-internal.h"
 
-/* Read /proc/PID/stat: state letter and start time. -ESRCH if gone. */
-static int read_stat(uint32_t pid, char *ret_state, uint64_t *ret_start)
+/* Read /proc/PID/@file into @buf as a string; -ESRCH if the process is gone. */
+static int read_proc_file(uint32_t pid, const char *file, char *buf, size_t size)
 {
-	char path[64], buf[1024];
-	const char *p;
+	char path[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
 		return -ESRCH;
 	buf[n] = 0;
+	return 0;
+}
+
+/* Read /proc/PID/stat: state letter and start time. -ESRCH if gone. */
+static int read_stat(uint32_t pid, char *ret_state, uint64_t *ret_start)
+{
+	char buf[1024];
+	const char *p;
+	int r = read_proc_file(pid, "stat", buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
 	/* The command name may hold spaces and parentheses: skip to the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
@@ -54,20 +65,11 @@ static int read_stat(uint32_t pid, char *ret_state, uint64_t *ret_start)
 /* The Threads: line of /proc/PID/status; 0 if unknown. */
 static long thread_count(uint32_t pid)
 {
-	char path[64], buf[4096];
+	char buf[4096];
 	const char *line;
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_proc_file(pid, "status", buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	line = strstr(buf, "\nThreads:");
 	return line ? strtol(line + 9, NULL, 10) : 0;
 }

@@ -264,31 +264,14 @@ void pbus_gpio_decode_line_info(const struct gpio_v2_line_info *k, struct pbus_g
 int pbus_gpio_chip_open(const char *path, struct pbus_gpio_chip **ret_chip)
 {
 	struct gpiochip_info kinfo;
-	struct stat st;
 
 	if (!path || !*path || !ret_chip)
 		return -EINVAL;
 
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	if (!S_ISCHR(st.st_mode)) {
-		close(fd);
-		return -ENOTTY;
-	}
 	memset(&kinfo, 0, sizeof(kinfo));
-	int r = pbus_hw_ioctl(fd, GPIO_GET_CHIPINFO_IOCTL, &kinfo);
-	if (r < 0) {
-		close(fd);
-		/* Another driver's node answers an unknown ioctl with ENOTTY or
-		 * EINVAL: either way it is not a GPIO chip. */
-		return (r == -ENOTTY || r == -EINVAL) ? -ENOTTY : r;
-	}
+	int fd = pbus_hw_open_device(path, GPIO_GET_CHIPINFO_IOCTL, &kinfo);
+	if (fd < 0)
+		return fd;
 
 	size_t len = strlen(path);
 	struct pbus_gpio_chip *chip = malloc(sizeof(*chip) + len + 1);

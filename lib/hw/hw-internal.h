@@ -36,6 +36,18 @@
 PBUS_HW_INTERNAL int pbus_hw_ioctl(int fd, unsigned long request, void *arg);
 
 /**
+ * pbus_hw_open_device() - open a character device read-write (O_CLOEXEC) and
+ * make sure it is the kind we expect by asking it @probe_request (an ioctl
+ * that only that kind answers, filling @probe_arg).
+ *
+ * Returns the file descriptor, or -errno of open(2), or -ENOTTY if the node
+ * is not a character device or does not answer the probe (another driver
+ * answers an unknown ioctl with ENOTTY or EINVAL), or the probe's own error.
+ */
+PBUS_HW_INTERNAL int pbus_hw_open_device(const char *path, unsigned long probe_request,
+					 void *probe_arg);
+
+/**
  * Test hook: called by pbus_hw_ioctl() before the real ioctl.  If it sets
  * *handled to true, its return value (>= 0 or -errno) is returned instead of
  * calling the kernel; otherwise the real ioctl runs.  Install with

@@ -55,24 +55,14 @@ struct pbus_i2c {
 
 int pbus_i2c_open(const char *path, struct pbus_i2c **ret_i2c)
 {
-	struct stat st;
 	unsigned long funcs = 0;
 
 	if (!path || !*path || !ret_i2c)
 		return -EINVAL;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
-		close(fd);
-		return -ENOTTY;
-	}
 	/* I2C_FUNCS writes a whole unsigned long: never pass a narrower one. */
-	int r = pbus_hw_ioctl(fd, I2C_FUNCS, &funcs);
-	if (r < 0) {
-		close(fd);
-		return (r == -ENOTTY || r == -EINVAL) ? -ENOTTY : r;
-	}
+	int fd = pbus_hw_open_device(path, I2C_FUNCS, &funcs);
+	if (fd < 0)
+		return fd;
 	struct pbus_i2c *i2c = calloc(1, sizeof(*i2c));
 	if (!i2c) {
 		close(fd);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hw-internal.h"
@@ -153,4 +154,31 @@ int pbus_hw_read_file_u64(const char *path, uint64_t *ret_value)
 	int r = pbus_hw_pread_u64(fd, ret_value);
 	close(fd);
 	return r;
+}
+
+int pbus_hw_open_device(const char *path, unsigned long probe_request, void *probe_arg)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (!S_ISCHR(st.st_mode)) {
+		close(fd);
+		return -ENOTTY;
+	}
+	r = pbus_hw_ioctl(fd, probe_request, probe_arg);
+	if (r < 0) {
+		close(fd);
+		/* Another driver's node answers an unknown ioctl with ENOTTY or
+		 * EINVAL: either way it is not the device we want. */
+		return (r == -ENOTTY || r == -EINVAL) ? -ENOTTY : r;
+	}
+	return fd;
 }

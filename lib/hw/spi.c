@@ -62,23 +62,13 @@ uint32_t pbus_spi_read_bufsiz(void)
 
 int pbus_spi_open(const char *path, struct pbus_spi **ret_spi)
 {
-	struct stat st;
 	uint32_t mode;
 
 	if (!path || !*path || !ret_spi)
 		return -EINVAL;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	int fd = pbus_hw_open_device(path, SPI_IOC_RD_MODE32, &mode);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
-		close(fd);
-		return -ENOTTY;
-	}
-	int r = pbus_hw_ioctl(fd, SPI_IOC_RD_MODE32, &mode);
-	if (r < 0) {
-		close(fd);
-		return (r == -ENOTTY || r == -EINVAL) ? -ENOTTY : r;
-	}
+		return fd;
 	struct pbus_spi *spi = calloc(1, sizeof(*spi));
 	if (!spi) {
 		close(fd);

@@ -1,0 +1,375 @@
+"""Build what goes into the kernel test VM: modules, test binaries, initramfs.
+
+Outputs are content-addressed under ``<cache>/build/`` (a key is the hash of
+every input and of the command), written to a temporary name and renamed,
+so that a warm run compiles nothing, parallel runs from several trees share
+results safely, and an interrupted build never leaves a half-written file
+under a final name. The initramfs is rebuilt for every run (it is cheap)
+in the run's private temporary directory.
+
+Test binaries follow the contract of tests/kernel/ENVIRONMENT.md, section 1.
+"""
+
+import concurrent.futures
+import glob
+import hashlib
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+CFLAGS = ["-static", "-O2", "-std=c11", "-D_GNU_SOURCE", "-Wall"]
+INCLUDES = ["-Iinclude", "-Itests/kernel/suite", "-Itests/kernel/lib"]
+DEFAULT_TIMEOUT = 60
+
+# Debian modules the guest loads (their dependencies are added from modules.dep).
+DEBIAN_MODULES = ["configfs", "i2c-dev", "i2c-stub"]
+
+
+class BuildError(Exception):
+    pass
+
+
+def _sha(*parts):
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else str(p).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def _file_digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _atomic_copy(src, dst, mode=None):
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(dst))
+    os.close(fd)
+    shutil.copyfile(src, tmp)
+    if mode is not None:
+        os.chmod(tmp, mode)
+    os.replace(tmp, dst)
+
+
+# ---- modules ---------------------------------------------------------------
+
+IRQ_SIM_FROM = "handle_simple_irq(irq_to_desc(irqnum))"
+IRQ_SIM_TO = "generic_handle_irq(irqnum)"
+
+
+def build_modules(kernel, progress):
+    """Build gpio-sim and the mocks; return the directory holding the .ko files."""
+    drivers = os.path.join(HERE, "drivers")
+    inputs = sorted(glob.glob(os.path.join(drivers, "*.c")) + [os.path.join(drivers, "Kbuild")])
+    srcs = [os.path.join(kernel.src, n) for n in ("gpio-sim.c", "gpiolib.h", "irq_sim.c")]
+    key = _sha(kernel.release, *[os.path.basename(p) + _file_digest(p) for p in inputs + srcs])
+    out = os.path.join(kernel.cache, "build", f"modules-{key}")
+    if os.path.isdir(out):
+        return out
+    progress("building kernel modules (gpio-sim, pbus-mock-i2c/spi/pwm)")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".modules-", dir=os.path.dirname(out))
+    try:
+        for p in inputs:
+            shutil.copy(p, tmp)
+        shutil.copy(srcs[0], os.path.join(tmp, "gpio-sim-main.c"))
+        shutil.copy(srcs[1], tmp)
+        with open(srcs[2]) as f:
+            irq_sim = f.read()
+        # irq_to_desc() is not exported to modules; generic_handle_irq() does
+        # the same lookup and dispatch for this simple-handler domain.
+        if IRQ_SIM_FROM not in irq_sim:
+            raise BuildError("irq_sim.c does not contain the expected "
+                             f"'{IRQ_SIM_FROM}': the kernel source changed")
+        with open(os.path.join(tmp, "irq_sim.c"), "w") as f:
+            f.write(irq_sim.replace(IRQ_SIM_FROM, IRQ_SIM_TO))
+        r = subprocess.run(["make", "-C", kernel.headers, f"M={tmp}", "-j",
+                            str(os.cpu_count() or 2), "modules"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise BuildError("module build failed:\n" + r.stdout)
+        kos = glob.glob(os.path.join(tmp, "*.ko"))
+        final = tempfile.mkdtemp(prefix=".modules-out-", dir=os.path.dirname(out))
+        for ko in kos:
+            shutil.copy(ko, final)
+        if len(kos) != 4:
+            raise BuildError(f"expected 4 modules, got {[os.path.basename(k) for k in kos]}")
+        os.chmod(final, 0o755)  # mkdtemp made it private
+        try:
+            os.rename(final, out)
+        except OSError:  # a parallel run finished first
+            shutil.rmtree(final, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+# ---- test binaries -----------------------------------------------------------
+
+class Program:
+    def __init__(self, name, main, kind):
+        self.name = name          # binary name, e.g. test-gpio
+        self.main = main          # path relative to REPO, or None for bins
+        self.kind = kind          # "test", "bin" or "runner"
+        self.extra = []           # extra sources/flags (relative paths, globs)
+        self.timeout = DEFAULT_TIMEOUT
+        self.path = None          # built binary
+        self.error = None         # compiler output when the build failed
+
+
+def _expand(items):
+    out = []
+    for it in items:
+        if it.startswith("-"):
+            out.append(it)
+        elif any(c in it for c in "*?["):
+            out.extend(sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, it))))
+        else:
+            out.append(it)
+    return out
+
+
+def read_build_file():
+    """Parse tests/kernel/suite/BUILD (optional); see ENVIRONMENT.md section 1."""
+    cfg = {"sources": {}, "bin": {}, "file": [], "timeout": {}}
+    path = os.path.join(REPO, "tests/kernel/suite/BUILD")
+    if not os.path.exists(path):
+        return cfg
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            words = shlex.split(line, comments=True)
+            if not words:
+                continue
+            if len(words) < 3 or words[0] not in ("sources", "bin", "file", "timeout"):
+                raise BuildError(f"{path}:{n}: expected 'sources|bin|file|timeout NAME ARGS...'")
+            d, name, args = words[0], words[1], words[2:]
+            if d == "sources":
+                cfg["sources"].setdefault(name, []).extend(args)
+            elif d == "bin":
+                cfg["bin"][name] = args
+            elif d == "file":
+                cfg["file"].append((name, args[0]))
+            else:
+                cfg["timeout"][name] = float(args[0])
+    return cfg
+
+
+def discover(only=None):
+    """The test programs to build and run, selftest first, then the suite."""
+    cfg = read_build_file()
+    progs = []
+    for pattern, kind in (("tests/kernel/selftest/test-*.c", "test"),
+                          ("tests/kernel/suite/test-*.c", "test")):
+        for p in sorted(glob.glob(os.path.join(REPO, pattern))):
+            name = os.path.basename(p)[:-2]
+            if only and name not in only:
+                continue
+            prog = Program(name, os.path.relpath(p, REPO), kind)
+            prog.extra = cfg["sources"].get("*", []) + cfg["sources"].get(name, [])
+            prog.timeout = cfg["timeout"].get(name, cfg["timeout"].get("*", DEFAULT_TIMEOUT))
+            progs.append(prog)
+    if only:
+        missing = set(only) - {p.name for p in progs}
+        if missing:
+            raise BuildError("no such test binary: " + ", ".join(sorted(missing)))
+    bins = []
+    for name, args in cfg["bin"].items():
+        b = Program(name, None, "bin")
+        b.extra = args
+        bins.append(b)
+    return progs, bins, cfg["file"]
+
+
+def _compile_cmd(prog):
+    if prog.kind == "runner":
+        return ["gcc", "-static", "-O2", "-std=c11", "-D_GNU_SOURCE", "-Wall",
+                prog.main]
+    srcs = [prog.main] if prog.main else []
+    if prog.kind == "test":
+        srcs += _expand(["lib/hw/*.c", "tests/kernel/suite/common/*.c", "tests/kernel/lib/*.c"])
+    return ["gcc"] + CFLAGS + INCLUDES + srcs + _expand(prog.extra)
+
+
+def _headers_digest():
+    """Every header a test can include, hashed once per run."""
+    files = []
+    for pattern in ("include/**/*.h", "lib/**/*.h", "tests/kernel/suite/**/*.h",
+                    "tests/kernel/lib/*.h"):
+        files += glob.glob(os.path.join(REPO, pattern), recursive=True)
+    return _sha(*[os.path.relpath(p, REPO) + _file_digest(p) for p in sorted(files)])
+
+
+def _plan_one(prog, cache, hdr):
+    """Set prog.path to the cached binary; return the compile job if not cached."""
+    cmd = _compile_cmd(prog)
+    inputs = [a for a in cmd[1:] if not a.startswith("-")]
+    try:
+        key = _sha(hdr if prog.kind != "runner" else "", *cmd, *[_file_digest(os.path.join(REPO, a)) for a in inputs])
+    except OSError as e:
+        prog.error = f"missing input: {e}"
+        return None
+    out = os.path.join(cache, "build", "bin", f"{prog.name}-{key}")
+    if os.path.exists(out):
+        os.utime(out)  # keeps it out of the pruning below
+        prog.path = out
+        return None
+    return (prog, cmd, out)
+
+
+def _compile(job):
+    prog, cmd, out = job
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(out))
+    os.close(fd)
+    r = subprocess.run(cmd + ["-o", tmp], cwd=REPO, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        os.unlink(tmp)
+        prog.error = f"$ {' '.join(cmd)}\n{r.stdout}"
+        return
+    os.replace(tmp, out)
+    prog.path = out
+
+
+def build_programs(progs, cache, progress):
+    """Compile in parallel what is not cached; failed builds set prog.error."""
+    bindir = os.path.join(cache, "build", "bin")
+    os.makedirs(bindir, exist_ok=True)
+    hdr = _headers_digest()
+    jobs = [j for j in (_plan_one(p, cache, hdr) for p in progs) if j]
+    if jobs:
+        progress(f"compiling {', '.join(j[0].name for j in jobs)}")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+            list(ex.map(_compile, jobs))
+    # Prune binaries nobody used for two weeks.
+    limit = time.time() - 14 * 86400
+    for p in glob.glob(os.path.join(bindir, "*")):
+        try:
+            if os.stat(p).st_mtime < limit:
+                os.unlink(p)
+        except OSError:
+            pass
+
+
+# ---- initramfs -------------------------------------------------------------
+
+class Cpio:
+    """A minimal writer of the kernel's initramfs format (cpio 'newc')."""
+
+    def __init__(self, f):
+        self.f = f
+        self.ino = 1000
+        self.seen = set()
+
+    def _entry(self, name, mode, data=b"", rdev=(0, 0)):
+        self.ino += 1
+        name_b = name.encode() + b"\0"
+        hdr = "070701" + "".join(f"{v:08x}" for v in (
+            self.ino, mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1],
+            len(name_b), 0))
+        self.f.write(hdr.encode() + name_b)
+        self.f.write(b"\0" * ((4 - (110 + len(name_b)) % 4) % 4))
+        self.f.write(data)
+        self.f.write(b"\0" * ((4 - len(data) % 4) % 4))
+
+    def dir(self, path):
+        parts = path.strip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            p = "/".join(parts[:i])
+            if p and p not in self.seen:
+                self.seen.add(p)
+                self._entry(p, stat.S_IFDIR | 0o755)
+
+    def file(self, path, src=None, data=None, mode=0o644):
+        path = path.strip("/")
+        self.dir(os.path.dirname(path))
+        if data is None:
+            with open(src, "rb") as f:
+                data = f.read()
+        self._entry(path, stat.S_IFREG | mode, data)
+
+    def symlink(self, path, target):
+        path = path.strip("/")
+        self.dir(os.path.dirname(path))
+        self._entry(path, stat.S_IFLNK | 0o777, target.encode())
+
+    def chardev(self, path, major, minor):
+        path = path.strip("/")
+        self.dir(os.path.dirname(path))
+        self._entry(path, stat.S_IFCHR | 0o600, rdev=(major, minor))
+
+    def close(self):
+        self._entry("TRAILER!!!", 0)
+
+
+def _module_closure(kernel):
+    deps = {}
+    with open(os.path.join(kernel.modules, "modules.dep")) as f:
+        for line in f:
+            mod, _, rest = line.partition(":")
+            deps[mod.strip()] = rest.split()
+    by_name = {os.path.basename(m)[:-3].replace("_", "-"): m for m in deps}
+    want, todo = set(), [by_name[n.replace("_", "-")] for n in DEBIAN_MODULES]
+    while todo:
+        m = todo.pop()
+        if m not in want:
+            want.add(m)
+            todo.extend(deps.get(m, []))
+    return sorted(want)
+
+
+def build_initramfs(kernel, moddir, programs, bins, files, runner, out):
+    """Write the initramfs to out; programs must be built."""
+    stage = tempfile.mkdtemp(prefix="modstage-", dir=os.path.dirname(out))
+    try:
+        mroot = os.path.join(stage, "lib", "modules", kernel.release)
+        for rel in _module_closure(kernel):
+            dst = os.path.join(mroot, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy(os.path.join(kernel.modules, rel), dst)
+        os.makedirs(os.path.join(mroot, "extra"))
+        for ko in glob.glob(os.path.join(moddir, "*.ko")):
+            shutil.copy(ko, os.path.join(mroot, "extra"))
+        for n in ("modules.builtin", "modules.builtin.modinfo", "modules.order"):
+            shutil.copy(os.path.join(kernel.modules, n), mroot)
+        r = subprocess.run(["busybox", "depmod", "-b", stage, kernel.release],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise BuildError("depmod failed: " + r.stdout)
+
+        with open(out, "wb") as f:
+            c = Cpio(f)
+            for d in ("dev", "proc", "sys", "tmp", "run", "root", "etc", "sbin",
+                      "usr/bin", "usr/sbin", "suite/bin"):
+                c.dir(d)
+            c.chardev("dev/console", 5, 1)
+            c.chardev("dev/null", 1, 3)
+            c.file("bin/busybox", shutil.which("busybox"), mode=0o755)
+            c.symlink("bin/sh", "busybox")
+            c.file("init", os.path.join(HERE, "guest", "init"), mode=0o755)
+            c.file("usr/bin/pbus-guest-run", runner.path, mode=0o755)
+            c.file("etc/passwd", data=b"root:x:0:0:root:/root:/bin/sh\n")
+            c.file("etc/group", data=b"root:x:0:\n")
+            for dirpath, _, names in os.walk(stage):
+                for n in sorted(names):
+                    p = os.path.join(dirpath, n)
+                    c.file(os.path.relpath(p, stage), p)
+            plan = []
+            for p in programs:
+                c.file(f"suite/bin/{p.name}", p.path, mode=0o755)
+                plan.append(f"{p.name} {p.timeout:g}\n")
+            c.file("suite/plan", data="".join(plan).encode())
+            for b in bins:
+                if b.path:
+                    c.file(f"usr/bin/{b.name}", b.path, mode=0o755)
+            for guest, host in files:
+                c.file(guest, os.path.join(REPO, host))
+            c.close()
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -46,7 +46,7 @@ int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,
 	for (unsigned tries = 1;; tries++) {
 		uint64_t s1 = __atomic_load_n(seqp, __ATOMIC_ACQUIRE);
 		const unsigned char *copy =
-			slot + PBUS_SLOT_COPY0_OFFSET + (s1 % param->copy_count_) * param->copy_stride_;
+			slot + PBUS_SLOT_COPY0_OFFSET + (s1 & (param->copy_count_ - 1u)) * param->copy_stride_;
 		const struct pbus_copy_head *ch = (const void *)copy;
 		const unsigned char *value = copy + PBUS_COPY_VALUE_OFFSET;
 		struct pbus_sample sample;

@@ -102,7 +102,8 @@ struct pbus_param_descriptor {
 	uint32_t default_value;  /* string pool offset of the default's bytes */
 	uint32_t default_length;
 	uint32_t gid;            /* the group's id as pbusd resolved it, or PBUS_NO_GID */
-	uint32_t copy_count;     /* copies in the slot: 2, or 4 for values above 256 bytes */
+	uint32_t copy_count;     /* copies in the slot: 2, or 4 for values above 256 bytes
+				  * (a power of two: readers and writers mask with it) */
 	uint64_t reserved[3];
 };
 

@@ -107,7 +107,8 @@ static inline const char *pbus_table_string(const struct pbus_table *table, uint
 #define PBUS_READ_TRIES_BEFORE_TURN 8
 #define PBUS_READER_TURN_NS 200000
 
-/* Write one parameter's value that has passed every check (write.c). */
+/* Write one parameter's value that has passed every check (write.c);
+ * @timestamp_ns 0 means now. */
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
 		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq);
 

@@ -194,8 +194,14 @@ int pbus_value_check(const struct pbus_typeinfo *ti, const void *value, size_t l
 		return utf8_valid(p, length) ? 0 : -EINVAL;
 	if (ti->type == PBUS_TYPE_BYTES)
 		return 0;
-	if (!(ti->type & PBUS_TYPE_ARRAY_FLAG) && length != esize)
-		return -EINVAL;
+	if (!(ti->type & PBUS_TYPE_ARRAY_FLAG)) {
+		if (length != esize)
+			return -EINVAL;
+		/* A number without limits: every bit pattern is a value. */
+		if (!(ti->flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX)) &&
+		    element != PBUS_TYPE_BOOL && element != PBUS_TYPE_ENUM)
+			return 0;
+	}
 	if (esize == 0 || length % esize)
 		return -EINVAL;
 	for (size_t off = 0; off < length; off += esize) {

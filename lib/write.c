@@ -71,28 +71,32 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	uint64_t s;
 	int r;
 
+	/* The timestamp is taken before the lock, to keep the lock short. */
+	if (timestamp_ns == 0)
+		timestamp_ns = pbus_realtime_ns();
 	wait_for_reader_turn(&table->turns[index]);
 	r = pbus_write_lock(&head->lock);
 	if (r < 0)
 		return r;
 	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
 	copy = (struct pbus_copy_head *)(void *)(slot + PBUS_SLOT_COPY0_OFFSET +
-						 ((s + 1) % p->copy_count_) * p->copy_stride_);
+						 ((s + 1) & (p->copy_count_ - 1u)) * p->copy_stride_);
 	PBUS_WRITE_FENCE_();
-	__atomic_store_n(&copy->timestamp_ns, timestamp_ns ? timestamp_ns : pbus_realtime_ns(),
-			 PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n(&copy->timestamp_ns, timestamp_ns, PBUS_DATA_STORE_ORDER_);
 	__atomic_store_n(&copy->status, status, PBUS_DATA_STORE_ORDER_);
 	__atomic_store_n(&copy->length, (uint32_t)length, PBUS_DATA_STORE_ORDER_);
 	store_words((unsigned char *)(copy + 1), value, length);
-	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
+	/* Publish. The exchange is sequentially consistent: it releases the
+	 * copy to readers and is the full barrier of the waiter handshake:
+	 * the waiter registers, fences, then checks versions; we publish the
+	 * version, then (sequentially consistent loads) check the counts. One
+	 * of the two sees the other, so no wake-up is lost. */
+	__atomic_exchange_n(&head->seq, s + 1, __ATOMIC_SEQ_CST);
 	pbus_write_unlock(&head->lock);
 
-	/* Wake waiters only if someone waits for this parameter: the waiter
-	 * stores its count, fences, then checks versions; we store the version,
-	 * fence, then check the counts. One of the two sees the other. */
-	pbus_full_fence();
-	if (__atomic_load_n(&table->waiters[index], __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_RELAXED)) {
+	/* Wake waiters only if someone waits for this parameter. */
+	if (__atomic_load_n(&table->waiters[index], __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_SEQ_CST)) {
 		__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
 		pbus_futex_wake_all(&table->wake->notify);
 	}
@@ -101,30 +105,46 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	return 0;
 }
 
+/* May this table write parameter @index at all? */
+static int check_access(const struct pbus_table *table, uint32_t index)
+{
+	if (!(table->flags & PBUS_OPEN_WRITE))
+		return -EACCES;
+	if ((table->params[index].flags_ & PBUS_PARAM_READONLY) &&
+	    (table->flags & PBUS_OPEN_PROVIDER) != PBUS_OPEN_PROVIDER)
+		return -EACCES;
+	return 0;
+}
+
 /* Every check a write must pass, without writing. */
 static int check_write(const struct pbus_table *table, const struct pbus_write *w)
 {
-	const struct pbus_param_descriptor *d;
+	int r;
 
 	if (w->index >= table->param_count)
 		return -ENOENT;
-	if (!(table->flags & PBUS_OPEN_WRITE))
-		return -EACCES;
-	d = pbus_table_descriptor(table, w->index);
-	if ((d->flags & PBUS_PARAM_READONLY) && (table->flags & PBUS_OPEN_PROVIDER) != PBUS_OPEN_PROVIDER)
-		return -EACCES;
+	r = check_access(table, w->index);
+	if (r < 0)
+		return r;
 	if (w->status > PBUS_STATUS_INVALID)
 		return -EINVAL;
 	return pbus_value_check(&table->types[w->index], w->value, w->length);
+}
+
+static bool table_gone(const struct pbus_table *table)
+{
+	return __atomic_load_n(&table->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE;
 }
 
 int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)
 {
 	int first = 0;
 
+	uint64_t now = 0;
+
 	if (!table || (!writes && count))
 		return -EINVAL;
-	if (__atomic_load_n(&table->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE)
+	if (table_gone(table))
 		return -ESTALE;
 	for (size_t i = 0; i < count; i++) {
 		writes[i].result = check_write(table, &writes[i]);
@@ -136,8 +156,12 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 	for (size_t i = 0; i < count; i++) {
 		struct pbus_write *w = &writes[i];
 
-		w->result = pbus_write_checked(table, w->index, w->value, w->length, w->timestamp_ns,
-					       w->status, &w->seq);
+		/* The writes of one batch happen at one moment. */
+		if (w->timestamp_ns == 0 && now == 0)
+			now = pbus_realtime_ns();
+		w->result = pbus_write_checked(table, w->index, w->value, w->length,
+					       w->timestamp_ns ? w->timestamp_ns : now, w->status,
+					       &w->seq);
 		if (w->result < 0 && first == 0)
 			first = w->result;
 	}
@@ -154,14 +178,26 @@ int pbus_param_set(const struct pbus_param *param, const void *value, size_t len
 	return pbus_table_write_many(param->table_, &w, 1);
 }
 
+/* One parameter of a known type: the checks of a batch of one, without
+ * the batch (this is the path of every typed setter). */
 static int set_typed(const struct pbus_param *param, unsigned type, const void *value,
 		     size_t length)
 {
-	if (!param)
+	struct pbus_table *table;
+	int r;
+
+	if (!param || param->type_ != type)
 		return -EINVAL;
-	if (param->type_ != type)
-		return -EINVAL;
-	return pbus_param_set(param, value, length);
+	table = param->table_;
+	r = check_access(table, param->index_);
+	if (r < 0)
+		return r;
+	r = pbus_value_check(&table->types[param->index_], value, length);
+	if (r < 0)
+		return r;
+	if (table_gone(table))
+		return -ESTALE;
+	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL);
 }
 
 int pbus_param_set_bool(const struct pbus_param *param, bool value)

@@ -195,6 +195,7 @@ _Static_assert(offsetof(struct pbus_copy_head, status) == PBUS_COPY_STATUS_OFFSE
 _Static_assert(offsetof(struct pbus_copy_head, length) == PBUS_COPY_LENGTH_OFFSET, "copy");
 _Static_assert(sizeof(struct pbus_copy_head) == PBUS_COPY_VALUE_OFFSET, "copy head");
 _Static_assert(sizeof(struct pbus_param_aux) == 16, "aux is 16 bytes");
+_Static_assert(PBUS_SCALAR_COPY_STRIDE == PBUS_COPY_VALUE_OFFSET + 8, "scalar copy stride");
 _Static_assert(sizeof(struct pbus_wake_header) == PBUS_WAKE_WAITERS_OFFSET, "wake header");
 _Static_assert(offsetof(struct pbus_wake_header, notify) == 64, "wake header");
 

@@ -293,6 +293,8 @@ PBUS_API int pbus_watch_next(struct pbus_watch *watch, uint32_t *ret_index);
 #define PBUS_COPY_STATUS_OFFSET 8
 #define PBUS_COPY_LENGTH_OFFSET 12
 #define PBUS_COPY_VALUE_OFFSET 16
+/* A scalar's copy: the 16-byte head and the value padded to 8 bytes. */
+#define PBUS_SCALAR_COPY_STRIDE 24
 
 /*
  * Memory ordering of the protocol's data accesses. Normally the value is
@@ -339,7 +341,7 @@ static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsign
 	for (unsigned tries = 1;; tries++) {
 		uint64_t s1 = __atomic_load_n(seqp, __ATOMIC_ACQUIRE);
 		const unsigned char *copy =
-			slot + PBUS_SLOT_COPY0_OFFSET + (s1 & 1u) * param->copy_stride_;
+			slot + PBUS_SLOT_COPY0_OFFSET + (s1 & 1u) * PBUS_SCALAR_COPY_STRIDE;
 		const void *value = copy + PBUS_COPY_VALUE_OFFSET;
 		uint8_t v8 = 0;
 		uint16_t v16 = 0;
@@ -355,7 +357,7 @@ static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsign
 		status = __atomic_load_n((const uint32_t *)(const void *)(copy + PBUS_COPY_STATUS_OFFSET),
 					 PBUS_DATA_LOAD_ORDER_);
 		PBUS_READ_FENCE_();
-		if (__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1) {
+		if (__builtin_expect(__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1, 0)) {
 			/* A write completed meanwhile: this copy may be reused. After
 			 * a few misses, the out-of-line reader takes a reader's turn
 			 * (docs/segment-format.md §4.5), so no writer can starve us. */

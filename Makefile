@@ -36,12 +36,12 @@ build: venv $(BUILD)/dev/build.ninja
 
 build-asan: venv
 	cmake -S . -B $(BUILD)/asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
-	      -DPBUS_SANITIZE=address,undefined >/dev/null
+	      -DPBUS_SANITIZE=address,undefined -DPBUS_BUILD_BENCH=OFF >/dev/null
 	ninja -C $(BUILD)/asan -j $(JOBS)
 
 build-tsan: venv
 	cmake -S . -B $(BUILD)/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	      -DPBUS_SANITIZE=thread >/dev/null
+	      -DPBUS_SANITIZE=thread -DPBUS_BUILD_BENCH=OFF >/dev/null
 	ninja -C $(BUILD)/tsan -j $(JOBS)
 
 demo: build

@@ -71,7 +71,11 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	uint64_t s;
 	int r;
 
-	/* The timestamp is taken before the lock, to keep the lock short. */
+	/* Ask for the slot's cache line in exclusive state now: readers hold it
+	 * shared, and fetching it is most of what a write costs under load.
+	 * The timestamp, taken meanwhile (and outside the lock, to keep the
+	 * lock short), hides much of that wait. */
+	__builtin_prefetch(slot, 1, 3);
 	if (timestamp_ns == 0)
 		timestamp_ns = pbus_realtime_ns();
 	wait_for_reader_turn(&table->turns[index]);
@@ -159,6 +163,9 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 		/* The writes of one batch happen at one moment. */
 		if (w->timestamp_ns == 0 && now == 0)
 			now = pbus_realtime_ns();
+		/* Fetch the next slot's line while this one is written. */
+		if (i + 1 < count)
+			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);
 		w->result = pbus_write_checked(table, w->index, w->value, w->length,
 					       w->timestamp_ns ? w->timestamp_ns : now, w->status,
 					       &w->seq);

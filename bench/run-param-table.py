@@ -1,0 +1,652 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Benchmark scenario 1, the parameter table (docs/benchmarks.md).
+
+Runs the variants of bench/param-table.c side by side, interleaved, under one
+placement, and writes build/bench/param-table.json and a table.
+
+    bench/run-param-table.py [--quick] BUILD_DIR
+
+BUILD_DIR holds bench/param-table-<variant> and daemon/pbusd. For the
+parambus variant every run starts a fresh pbusd on bench/schemas/
+param-table.pbs (instance bench-<pid>) and stops it with SIGTERM afterwards.
+
+Runs (full mode: 5 rounds of the first two, 1 of the third; --quick
+shortens all of them and does one round):
+  uncontended  one Displayer, no writers, 3 s, pinned to the last CPU;
+  2+2          Displayer 1 and 2, Randomizer 200 and Randomizer 2, 5 s, each
+               free to run on every CPU (--placement pairs pins them);
+  60hz         the same four at 60 iterations per second, 10 s.
+Every round runs every variant once per scenario, in an order rotated by one
+each round. A variant's figure for a process is the median of all its 100 ms
+windows over all rounds; the per-round ratios are in the JSON too. A run in which other processes used more than --disturbed of
+the machine (busy time from /proc/stat minus that of our processes), or the
+hypervisor stole more than that, is repeated (at most --attempts times; the
+least disturbed attempt is kept and flagged).
+
+Exit status: 0, or 1 if a synchronised variant read a torn value, a process
+crashed, hung or reported errors, or pbusd failed. Speed figures never fail.
+Python 3 standard library only.
+"""
+import argparse
+import json
+import os
+import platform
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+VARIANTS = ["none", "mutex-table", "mutex-param", "rwlock-table", "rwlock-param",
+            "seqlock-table", "seqlock-param", "parambus", "parambus-batch"]
+LOCK_VARIANTS = VARIANTS[1:7]
+SYNCHRONISED = VARIANTS[1:]
+WINDOW_S = 0.1
+
+# name, role, N, writer id
+PROCS = {
+    "uncontended": [("displayer1", "displayer", 200, 0)],
+    "2+2": [("displayer1", "displayer", 200, 0), ("displayer2", "displayer", 200, 0),
+            ("randomizer2", "randomizer", 2, 2), ("randomizer200", "randomizer", 200, 1)],
+}
+PROCS["60hz"] = PROCS["2+2"]
+COLUMNS = ["displayer1", "displayer2", "randomizer2", "randomizer200"]
+LABEL = {"displayer1": "Displayer 1", "displayer2": "Displayer 2",
+         "randomizer2": "Randomizer 2", "randomizer200": "Randomizer 200"}
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Failure(Exception):
+    pass
+
+
+# --- machine --------------------------------------------------------------
+
+def machine_info(build):
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    info = {"cpu_model": model, "cores": os.cpu_count(), "kernel": platform.release(),
+            "machine": platform.machine()}
+    try:
+        out = subprocess.run([binary(build, "none"), "info"], capture_output=True, text=True,
+                             check=True).stdout
+        info["compiler"] = json.loads(out)["compiler"]
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError):
+        info["compiler"] = "?"
+    try:  # the exact command that compiled the parambus variant
+        with open(os.path.join(build, "compile_commands.json")) as f:
+            for entry in json.load(f):
+                if entry.get("file", "").endswith("bench/param-table.c") and \
+                        "param-table-parambus" in entry.get("output", entry["command"]):
+                    info["compile_command"] = entry["command"]
+                    break
+    except (OSError, ValueError, KeyError):
+        pass
+    try:
+        head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "lib",
+                                "include", "daemon", "bench"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        info["source"] = head + (" + uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return info
+
+
+def cpu_stat(cpus):
+    """Busy and steal jiffies of the CPUs @cpus, from /proc/stat."""
+    busy = steal = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            if not line.startswith("cpu") or line.startswith("cpu "):
+                continue
+            fields = line.split()
+            if int(fields[0][3:]) not in cpus:
+                continue
+            v = [int(x) for x in fields[1:]] + [0] * 8
+            busy += v[0] + v[1] + v[2] + v[5] + v[6]  # user nice system irq softirq
+            steal += v[7]
+    return {"busy": busy, "steal": steal}
+
+
+def proc_ticks(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            s = f.read()
+    except OSError:
+        return None
+    fields = s[s.rindex(")") + 2:].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime
+
+
+# --- one run ---------------------------------------------------------------
+
+def binary(build, variant):
+    return os.path.join(build, "bench", "param-table-" + variant)
+
+
+def sleep_until(t_ns):
+    while True:
+        d = t_ns - time.monotonic_ns()
+        if d <= 0:
+            return
+        time.sleep(d / 1e9)
+
+
+class Daemon:
+    def __init__(self, pbusd, schema, instance, tmp):
+        self.instance = instance
+        rfd, wfd = os.pipe()
+        self.log = open(os.path.join(tmp, "pbusd.log"), "w")
+        state = os.path.join(tmp, "state")
+        os.makedirs(state, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [pbusd, "--schema", schema, "--instance", instance, "--notify-fd", str(wfd),
+             "--state-dir", state],
+            pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+        os.close(wfd)
+        buf = b""
+        deadline = time.monotonic() + 10
+        try:
+            while b"READY=1\n" not in buf:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([rfd], [], [], left)[0]:
+                    raise Failure("pbusd did not report READY=1 within 10 s")
+                chunk = os.read(rfd, 256)
+                if not chunk:
+                    self.proc.wait(timeout=5)
+                    raise Failure("pbusd exited (%s) before READY=1: %s"
+                                  % (self.proc.returncode, self.logtext()))
+                buf += chunk
+        except Failure:
+            self.kill()
+            raise
+        finally:
+            os.close(rfd)
+
+    def logtext(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read().strip()[-2000:]
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self):
+        """SIGTERM; returns None if it exited cleanly, else a complaint."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return "pbusd did not exit within 10 s of SIGTERM"
+        finally:
+            self.log.close()
+        return None if rc == 0 else "pbusd exited with %d: %s" % (rc, self.logtext())
+
+
+def placement(scenario, procname, cpus, mode):
+    if scenario == "uncontended":
+        return {cpus[-1]}
+    if mode == "pairs" and len(cpus) >= 2:
+        return {cpus[0]} if procname in ("displayer1", "randomizer200") else {cpus[1]}
+    return set(cpus)
+
+
+def run_once(cfg, variant, scenario, seconds, tmp):
+    """One run of one variant in one scenario: returns its record."""
+    build = cfg.build
+    tag = "%d-%s" % (os.getpid(), variant)
+    daemon = None
+    target = None
+    try:
+        if variant.startswith("parambus"):
+            daemon = Daemon(cfg.pbusd, cfg.schema, "bench-%d" % os.getpid(), tmp)
+            target = daemon.instance
+        else:
+            subprocess.run([binary(build, variant), "create", "pt-" + tag], check=True)
+            target = "pt-" + tag
+
+        windows = max(1, int(round(seconds / WINDOW_S)))
+        hz = 60 if scenario == "60hz" else 0
+        start_ns = time.monotonic_ns() + int(cfg.lead * 1e9)
+        end_ns = start_ns + int(windows * WINDOW_S * 1e9)
+        procs = []
+        for name, role, n, wid in PROCS[scenario]:
+            out = os.path.join(tmp, "%s-%s-%s.json" % (variant, scenario, name))
+            if os.path.exists(out):
+                os.unlink(out)
+            cpuset = placement(scenario, name, cfg.cpus, cfg.placement)
+            argv = [binary(build, variant), "run", "--role", role, "--n", str(n),
+                    "--id", str(wid), "--target", target, "--start-ns", str(start_ns),
+                    "--windows", str(windows), "--out", out]
+            if hz:
+                argv += ["--hz", str(hz)]
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                 preexec_fn=lambda c=cpuset: os.sched_setaffinity(0, c))
+            procs.append((name, p, out, sorted(cpuset)))
+
+        used = set().union(*(set(c) for _, _, _, c in procs))
+        sleep_until(start_ns)
+        s0 = cpu_stat(used)
+        d0 = proc_ticks(daemon.proc.pid) if daemon else None
+        sleep_until(end_ns)
+        s1 = cpu_stat(used)
+        d1 = proc_ticks(daemon.proc.pid) if daemon else None
+
+        results, problems = {}, []
+        for name, p, out, cpuset in procs:
+            try:
+                rc = p.wait(timeout=max(1.0, (end_ns - time.monotonic_ns()) / 1e9 + 10))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                problems.append("%s %s hung (killed 10 s after the end)" % (variant, name))
+                continue
+            if rc != 0:
+                problems.append("%s %s exited with %s" % (variant, name, rc))
+                continue
+            with open(out) as f:
+                r = json.load(f)
+            r["cpus"] = cpuset
+            if r["errors"]:
+                problems.append("%s %s reported %d failed calls" % (variant, name, r["errors"]))
+            results[name] = r
+    finally:
+        if daemon:
+            complaint = daemon.stop()
+            if complaint:
+                raise Failure(complaint)
+        elif target and not variant.startswith("parambus"):
+            subprocess.run([binary(build, variant), "destroy", target], check=False)
+
+    dur = windows * WINDOW_S
+    capacity = len(used) * dur * CLK_TCK
+    ours = sum(max(0, r["cpu_ticks"]) for r in results.values())
+    daemon_ticks = (d1 - d0) if d0 is not None and d1 is not None else 0
+    other = s1["busy"] - s0["busy"] - ours - daemon_ticks
+    rec = {
+        "variant": variant, "scenario": scenario, "seconds": dur, "windows": windows,
+        "procs": results, "problems": problems, "cpus_watched": sorted(used),
+        "other_cpu_fraction": round(max(0, other) / capacity, 4),
+        "steal_fraction": round((s1["steal"] - s0["steal"]) / capacity, 4),
+    }
+    if daemon:
+        rec["pbusd_cpu_percent"] = round(100.0 * daemon_ticks / CLK_TCK / dur, 2)
+    rec["disturbed"] = (rec["other_cpu_fraction"] > cfg.disturbed or
+                        rec["steal_fraction"] > cfg.disturbed)
+    return rec
+
+
+def wait_quiet(cfg, cpus, log):
+    """Before a run: wait (at most cfg.quiet_wait s) until the others' load over
+    half a second stays under the disturbance threshold. Returns the seconds
+    waited."""
+    t0 = time.monotonic()
+    said = False
+    while True:
+        a = cpu_stat(cpus)
+        time.sleep(0.5)
+        b = cpu_stat(cpus)
+        load = ((b["busy"] - a["busy"]) + (b["steal"] - a["steal"])) / (
+            len(cpus) * 0.5 * CLK_TCK)
+        waited = time.monotonic() - t0
+        if load <= cfg.disturbed or waited >= cfg.quiet_wait:
+            return round(waited, 1)
+        if not said:
+            log("  (machine busy: %.0f%% of it used by others; waiting up to %.0f s)"
+                % (100 * load, cfg.quiet_wait))
+            said = True
+
+
+def run_checked(cfg, variant, scenario, seconds, tmp, log):
+    """run_once, repeated while disturbed; keeps the least disturbed attempt."""
+    best = None
+    for attempt in range(1, cfg.attempts + 1):
+        cpus = set().union(*(placement(scenario, p[0], cfg.cpus, cfg.placement)
+                             for p in PROCS[scenario]))
+        waited = wait_quiet(cfg, cpus, log) if cfg.quiet_wait > 0 else 0
+        rec = run_once(cfg, variant, scenario, seconds, tmp)
+        rec["waited_for_quiet_s"] = waited
+        rec["attempt"] = attempt
+        score = max(rec["other_cpu_fraction"], rec["steal_fraction"])
+        log("  %-8s %-13s attempt %d: other %.1f%% steal %.1f%%%s%s" % (
+            scenario, variant, attempt, 100 * rec["other_cpu_fraction"],
+            100 * rec["steal_fraction"], " DISTURBED" if rec["disturbed"] else "",
+            "".join("\n    PROBLEM: " + p for p in rec["problems"])))
+        if best is None or rec["problems"] or score < best[0]:
+            best = (score, rec)
+        if not rec["disturbed"] or rec["problems"]:
+            break
+    best[1]["attempts"] = attempt
+    return best[1]
+
+
+# --- figures ---------------------------------------------------------------
+
+def mops(ops_per_window):
+    return ops_per_window / WINDOW_S / 1e6
+
+
+def summarise(runs):
+    """Pool the windows of every kept run per variant, scenario and process."""
+    out = {}
+    for rec in runs:
+        v = out.setdefault(rec["variant"], {}).setdefault(rec["scenario"], {})
+        for name, r in rec["procs"].items():
+            p = v.setdefault(name, {"windows": [], "torn_double": 0, "torn_record": 0,
+                                    "errors": 0, "cpu_percent": [], "cpu_percent_precise": [],
+                                    "iterations_per_s": [], "round_mops": []})
+            p["windows"] += r["windows"]
+            p["torn_double"] += r["torn_double"]
+            p["torn_record"] += r["torn_record"]
+            p["errors"] += r["errors"]
+            dur = rec["seconds"]
+            p["cpu_percent"].append(round(100.0 * r["cpu_ticks"] / r["clk_tck"] / dur, 2))
+            p["cpu_percent_precise"].append(round(100.0 * r["cpu_ns"] / 1e9 / dur, 3))
+            p["iterations_per_s"].append(round(r["iterations"] / dur, 1))
+            p["round_mops"].append(round(mops(statistics.median(r["windows"])), 3))
+    for v in out.values():
+        for s in v.values():
+            for p in s.values():
+                w = p.pop("windows")
+                p["mops_median"] = round(mops(statistics.median(w)), 3)
+                p["worst_window_ops"] = min(w)
+                p["windows_counted"] = len(w)
+                p["torn"] = p["torn_double"] + p["torn_record"]
+    return out
+
+
+def ratio(a, b):
+    return round(a / b, 3) if b else None
+
+
+def displayer_rate(s):
+    return (s["displayer1"]["mops_median"] + s["displayer2"]["mops_median"]) / 2
+
+
+def keys(summary, runs):
+    pb, floor = summary["parambus"], summary["none"]
+    res = {}
+    res["uncontended_read_vs_floor"] = ratio(pb["uncontended"]["displayer1"]["mops_median"],
+                                             floor["uncontended"]["displayer1"]["mops_median"])
+    p22, f22 = pb["2+2"], floor["2+2"]
+    res["displayer_vs_floor"] = ratio(displayer_rate(p22), displayer_rate(f22))
+    res["randomizer_vs_floor"] = ratio(p22["randomizer200"]["mops_median"],
+                                       f22["randomizer200"]["mops_median"])
+    best_d = max(LOCK_VARIANTS, key=lambda v: displayer_rate(summary[v]["2+2"]))
+    best_r = max(LOCK_VARIANTS, key=lambda v: summary[v]["2+2"]["randomizer200"]["mops_median"])
+    res["displayer_vs_best_lock"] = ratio(displayer_rate(p22),
+                                          displayer_rate(summary[best_d]["2+2"]))
+    res["randomizer_vs_best_lock"] = ratio(p22["randomizer200"]["mops_median"],
+                                           summary[best_r]["2+2"]["randomizer200"]["mops_median"])
+    res["best_lock_displayer"] = best_d
+    res["best_lock_randomizer"] = best_r
+    res["worst_window_ops"] = min(p["worst_window_ops"] for p in p22.values())
+    dominators = [v for v in LOCK_VARIANTS
+                  if displayer_rate(summary[v]["2+2"]) > displayer_rate(p22)
+                  and summary[v]["2+2"]["randomizer200"]["mops_median"]
+                  > p22["randomizer200"]["mops_median"]]
+    res["dominated_by"] = len(dominators)
+    res["dominated_by_variants"] = dominators
+    # The same writes, each Randomizer pass as one batch (an acquisition
+    # loop's natural call): informative, beside the keys above.
+    if "parambus-batch" in summary:
+        b22 = summary["parambus-batch"]["2+2"]
+        res["batch_randomizer_vs_floor"] = ratio(b22["randomizer200"]["mops_median"],
+                                                 f22["randomizer200"]["mops_median"])
+        res["batch_displayer_vs_floor"] = ratio(displayer_rate(b22), displayer_rate(f22))
+        res["batch_dominated_by"] = len([v for v in LOCK_VARIANTS
+                                         if displayer_rate(summary[v]["2+2"]) > displayer_rate(b22)
+                                         and summary[v]["2+2"]["randomizer200"]["mops_median"]
+                                         > b22["randomizer200"]["mops_median"]])
+    if "60hz" in pb:
+        res["cpu_percent_60hz_max"] = max(max(p["cpu_percent"]) for p in pb["60hz"].values())
+        res["cpu_percent_60hz_max_precise"] = max(max(p["cpu_percent_precise"])
+                                                  for p in pb["60hz"].values())
+        res["pbusd_cpu_percent_60hz"] = max(r.get("pbusd_cpu_percent", 0) for r in runs
+                                            if r["variant"] == "parambus"
+                                            and r["scenario"] == "60hz")
+    # The same ratios within each round (each a side-by-side run of its own).
+    per_round = {"uncontended_read_vs_floor": [], "displayer_vs_floor": [],
+                 "randomizer_vs_floor": [], "dominated_by": []}
+    rounds = sorted({r["round"] for r in runs})
+    for rd in rounds:
+        by = {(r["variant"], r["scenario"]): r["procs"] for r in runs if r["round"] == rd}
+
+        def med(v, s, p):
+            return mops(statistics.median(by[(v, s)][p]["windows"]))
+        if ("parambus", "uncontended") in by and ("none", "uncontended") in by:
+            per_round["uncontended_read_vs_floor"].append(
+                ratio(med("parambus", "uncontended", "displayer1"),
+                      med("none", "uncontended", "displayer1")))
+        if ("parambus", "2+2") in by and ("none", "2+2") in by:
+            d = [(med(v, "2+2", "displayer1") + med(v, "2+2", "displayer2")) / 2
+                 for v in ("parambus", "none")]
+            per_round["displayer_vs_floor"].append(ratio(d[0], d[1]))
+            per_round["randomizer_vs_floor"].append(
+                ratio(med("parambus", "2+2", "randomizer200"),
+                      med("none", "2+2", "randomizer200")))
+            pr = med("parambus", "2+2", "randomizer200")
+            per_round["dominated_by"].append(sum(
+                1 for v in LOCK_VARIANTS if (v, "2+2") in by
+                and (med(v, "2+2", "displayer1") + med(v, "2+2", "displayer2")) / 2 > d[0]
+                and med(v, "2+2", "randomizer200") > pr))
+    res["per_round"] = per_round
+    return res
+
+
+TARGETS = [("uncontended_read_vs_floor", ">=", 0.5), ("displayer_vs_floor", ">=", 0.5),
+           ("randomizer_vs_floor", ">=", 0.3), ("worst_window_ops", ">", 0),
+           ("dominated_by", "==", 0), ("cpu_percent_60hz_max", "<", 1.0)]
+
+
+def target_met(value, op, limit):
+    if value is None:
+        return False
+    return {">=": value >= limit, ">": value > limit, "==": value == limit,
+            "<": value < limit}[op]
+
+
+def table(summary, res, machine, cfg):
+    lines = []
+    lines.append("2 + 2 run, Mops/s (median of 100 ms windows), %s placement:" % cfg.placement)
+    lines.append("| variant | Displayer 1 | Displayer 2 | Randomizer 2 | Randomizer 200 "
+                 "| worst window | torn |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    for v in VARIANTS:
+        s = summary[v]["2+2"]
+        lines.append("| %s | %s | %d | %d |" % (
+            v, " | ".join("%.2f" % s[c]["mops_median"] for c in COLUMNS),
+            min(s[c]["worst_window_ops"] for c in COLUMNS),
+            sum(s[c]["torn"] for c in COLUMNS)))
+    lines.append("")
+    lines.append("Uncontended read (one Displayer) and 60 Hz CPU% (from /proc/PID/stat):")
+    lines.append("| variant | uncontended Mops/s | 60 Hz CPU% D1 | D2 | R2 | R200 |")
+    lines.append("|---|---:|---:|---:|---:|---:|")
+    for v in VARIANTS:
+        u = summary[v]["uncontended"]["displayer1"]["mops_median"]
+        h = summary[v].get("60hz")
+        cpu = " | ".join("%.2f" % max(h[c]["cpu_percent"]) for c in COLUMNS) if h else \
+            " | ".join("-" for _ in COLUMNS)
+        lines.append("| %s | %.1f | %s |" % (v, u, cpu))
+    lines.append("")
+    lines.append("| key | value | target | |")
+    lines.append("|---|---:|---|---|")
+    for k, op, lim in TARGETS:
+        val = res.get(k)
+        lines.append("| `%s` | %s | %s %s | %s |" % (
+            k, val, op, lim, "met" if target_met(val, op, lim) else "MISSED"))
+    for k in ("displayer_vs_best_lock", "randomizer_vs_best_lock"):
+        lines.append("| `%s` | %s | | |" % (k, res.get(k)))
+    return "\n".join(lines)
+
+
+# --- main ------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build", help="the CMake build directory")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run of a few seconds (figures not for reporting)")
+    ap.add_argument("--rounds", type=int, help="rounds (full: 5, quick: 1)")
+    ap.add_argument("--rounds-60hz", type=int, help="rounds of the 60 Hz run (full: 1)")
+    ap.add_argument("--placement", choices=["shared", "pairs"], default="shared",
+                    help="2+2 and 60 Hz: 'shared' lets every process run on every CPU "
+                         "(default); 'pairs' pins Displayer 1 + Randomizer 200 to the "
+                         "first CPU and Displayer 2 + Randomizer 2 to the second")
+    ap.add_argument("--disturbed", type=float, default=0.05,
+                    help="fraction of the machine others may use before a run is repeated")
+    ap.add_argument("--attempts", type=int, help="attempts per run (full: 3, quick: 1)")
+    ap.add_argument("--quiet-wait", type=float,
+                    help="before each run, wait at most this long for the machine to be "
+                         "quiet (full: 120 s, quick: 0)")
+    ap.add_argument("--pbusd", help="the daemon (default BUILD/daemon/pbusd)")
+    ap.add_argument("--out", help="JSON output (default build/bench/param-table.json)")
+    ap.add_argument("--variants", help="comma-separated subset (for debugging; the keys "
+                                       "need all of them)")
+    cfg = ap.parse_args()
+
+    cfg.build = os.path.abspath(cfg.build)
+    cfg.pbusd = cfg.pbusd or os.path.join(cfg.build, "daemon", "pbusd")
+    cfg.schema = os.path.join(REPO, "bench", "schemas", "param-table.pbs")
+    cfg.out = cfg.out or os.path.join(REPO, "build", "bench", "param-table.json")
+    cfg.cpus = sorted(os.sched_getaffinity(0))
+    if cfg.quick:
+        durations = {"uncontended": 0.3, "2+2": 0.5, "60hz": 0.5}
+        cfg.rounds = cfg.rounds or 1
+        cfg.rounds_60hz = cfg.rounds_60hz or 1
+        cfg.attempts = cfg.attempts or 1
+        cfg.quiet_wait = 0 if cfg.quiet_wait is None else cfg.quiet_wait
+        cfg.lead = 0.15
+    else:
+        durations = {"uncontended": 3.0, "2+2": 5.0, "60hz": 10.0}
+        cfg.rounds = cfg.rounds or 5
+        cfg.rounds_60hz = cfg.rounds_60hz or 1
+        cfg.attempts = cfg.attempts or 3
+        cfg.quiet_wait = 120 if cfg.quiet_wait is None else cfg.quiet_wait
+        cfg.lead = 0.3
+    variants = cfg.variants.split(",") if cfg.variants else VARIANTS
+    for v in variants:
+        if v not in VARIANTS:
+            ap.error("unknown variant %s" % v)
+        if not os.access(binary(cfg.build, v), os.X_OK):
+            ap.error("%s is missing: build the bench targets first" % binary(cfg.build, v))
+    if "parambus" in variants and not os.access(cfg.pbusd, os.X_OK):
+        ap.error("%s is missing: build pbusd first" % cfg.pbusd)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    machine = machine_info(cfg.build)
+    log("param-table: %s, %d CPUs, kernel %s, %s; %s mode, %d rounds, placement %s"
+        % (machine["cpu_model"], machine["cores"], machine["kernel"], machine["compiler"],
+           "quick" if cfg.quick else "full", cfg.rounds, cfg.placement))
+
+    runs, failures = [], []
+    tmp = tempfile.mkdtemp(prefix="param-table-")
+    t_begin = time.monotonic()
+    try:
+        schedule = []
+        for rd in range(max(cfg.rounds, cfg.rounds_60hz)):
+            order = variants[rd % len(variants):] + variants[:rd % len(variants)]
+            for scenario in ("uncontended", "2+2", "60hz"):
+                if rd >= (cfg.rounds_60hz if scenario == "60hz" else cfg.rounds):
+                    continue
+                for v in order:
+                    schedule.append((rd, scenario, v))
+        for rd, scenario, v in schedule:
+            rec = run_checked(cfg, v, scenario, durations[scenario], tmp, log)
+            rec["round"] = rd
+            runs.append(rec)
+            failures += rec["problems"]
+            for name, r in rec["procs"].items():
+                if v in SYNCHRONISED and (r["torn_double"] or r["torn_record"]):
+                    failures.append("%s %s %s read %d torn doubles and %d torn records"
+                                    % (scenario, v, name, r["torn_double"], r["torn_record"]))
+    except Failure as e:
+        failures.append(str(e))
+    except KeyboardInterrupt:
+        failures.append("interrupted")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    summary = summarise(runs)
+    doc = {
+        "benchmark": "param-table",
+        "mode": "quick" if cfg.quick else "full",
+        "command": "bench/run-param-table.py %s%s" % ("--quick " if cfg.quick else "",
+                                                      os.path.relpath(cfg.build, REPO)),
+        "machine": machine,
+        "config": {
+            "variants": variants, "rounds": cfg.rounds, "rounds_60hz": cfg.rounds_60hz,
+            "seconds": durations, "window_s": WINDOW_S, "placement": cfg.placement,
+            "placement_detail": {
+                "uncontended": "the Displayer pinned to CPU %d" % cfg.cpus[-1],
+                "2+2": ("every process may run on CPUs %s" % cfg.cpus
+                        if cfg.placement == "shared" else
+                        "Displayer 1 + Randomizer 200 on CPU %d, Displayer 2 + "
+                        "Randomizer 2 on CPU %d" % (cfg.cpus[0], cfg.cpus[-1])),
+            },
+            "disturbed_threshold": cfg.disturbed, "attempts": cfg.attempts,
+            "quiet_wait_s": cfg.quiet_wait,
+            "ops": "Displayer iteration: 200 double reads + 1 record read = 201 ops; "
+                   "Randomizer N iteration: N double writes + 1 record write = N + 1 ops",
+        },
+        "elapsed_s": round(time.monotonic() - t_begin, 1),
+        "failures": failures,
+    }
+    have_all = all(v in summary and sc in summary[v]
+                   and {p[0] for p in PROCS[sc]} <= set(summary[v][sc])
+                   for v in VARIANTS for sc in ("uncontended", "2+2"))
+    if have_all:
+        res = keys(summary, runs)
+        doc.update({k: v for k, v in res.items()})
+        doc["targets"] = {k: {"target": "%s %s" % (op, lim),
+                              "met": target_met(res.get(k), op, lim)}
+                          for k, op, lim in TARGETS}
+    doc["variants"] = summary
+    doc["runs"] = runs
+    os.makedirs(os.path.dirname(cfg.out), exist_ok=True)
+    with open(cfg.out + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(cfg.out + ".tmp", cfg.out)
+
+    if have_all:
+        print(table(summary, res, machine, cfg))
+    else:
+        for v, s in summary.items():
+            for sc, procs in s.items():
+                print("%-13s %-11s %s" % (v, sc, "  ".join(
+                    "%s %.2f Mops/s worst %d torn %d" % (n, p["mops_median"],
+                                                         p["worst_window_ops"], p["torn"])
+                    for n, p in procs.items())))
+    disturbed = [r for r in runs if r["disturbed"]]
+    if disturbed:
+        print("\n%d run(s) stayed disturbed after %d attempts: %s" % (
+            len(disturbed), cfg.attempts,
+            ", ".join("%s/%s r%d" % (r["scenario"], r["variant"], r["round"])
+                      for r in disturbed)))
+    print("\nwritten: %s (%.0f s)" % (os.path.relpath(cfg.out), doc["elapsed_s"]))
+    if failures:
+        print("\nFAILED:\n  " + "\n  ".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

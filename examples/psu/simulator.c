@@ -213,19 +213,27 @@ int main(int argc, char **argv)
 	while (!stop) {
 		r = tick(psu, &m, t, (double)period_ns / 1e9);
 		if (r == -ESTALE) {
-			/* pbusd stopped or restarted: follow the new segment. */
+			/* pbusd stopped or restarted: wait for it (as long as it
+			 * takes) and follow the new segment, which starts from the
+			 * defaults: identity and state are published again. */
 			psu_close(psu);
 			psu = NULL;
-			for (int tries = 0; tries < 50 && !stop && psu == NULL; tries++) {
-				struct timespec pause = {0, 100000000};
+			fprintf(stderr, "psu-sim: instance '%s' closed; waiting for pbusd\n", argv[1]);
+			while (!stop && psu == NULL) {
+				struct timespec pause = {0, 50000000};
 
 				if (psu_open(argv[1], PBUS_OPEN_PROVIDER, &psu) < 0)
 					nanosleep(&pause, NULL);
 			}
-			if (!psu || fill_identity(psu, argv[1]) < 0) {
-				fprintf(stderr, "psu-sim: instance '%s' is gone\n", argv[1]);
-				return stop ? 0 : 1;
+			if (stop)
+				break;
+			if (fill_identity(psu, argv[1]) < 0) {
+				fprintf(stderr, "psu-sim: cannot write the identity of '%s'\n", argv[1]);
+				psu_close(psu);
+				return 1;
 			}
+			m.published = false;
+			clock_gettime(CLOCK_MONOTONIC, &next);
 			continue;
 		}
 		if (r < 0) {

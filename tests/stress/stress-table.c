@@ -178,7 +178,8 @@ int main(int argc, char **argv)
 			stress_fail("%s: %" PRIu64 " errors, first: %s", who, st->bad, st->first_error);
 		if (st->ops == 0)
 			stress_fail("%s made no operation", who);
-		m = sv_check_windows(who, windows + (size_t)i * nwin, window_cpu + (size_t)i * nwin, nwin);
+		m = sv_check_windows(who, windows + (size_t)i * nwin, window_cpu + (size_t)i * nwin, nwin,
+				     WORKERS);
 		if (i < WRITERS) {
 			writes += st->ops;
 			if (st->max_ns > max_write)

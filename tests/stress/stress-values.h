@@ -132,8 +132,11 @@ int sv_writer_run(struct sv_worker *w);
 int sv_reader_run(struct sv_worker *w);
 
 /* Check the per-window counts of a finished worker: records a stress_fail
- * for each window without an operation. Returns the fewest ops in a window. */
+ * for each window without an operation in which the worker was running
+ * (@workers processes or threads share the CPUs; a worker that got under a
+ * quarter of its fair share across the gap was descheduled, which is
+ * reported but not counted). Returns the fewest ops in a window. */
 uint64_t sv_check_windows(const char *who, const uint32_t *windows, const int64_t *window_cpu,
-			  unsigned nwin);
+			  unsigned nwin, unsigned workers);
 
 #endif

@@ -270,8 +270,13 @@ class Resolver:
                     try:
                         value = int(value.strip(), 0)
                     except ValueError:
-                        raise GenError(e.value.loc, f"enumerator '{e.name}': "
-                                       f"found \"{shown(value)}\", expected an integer") from None
+                        # Franca leaves a non-numeric string value to the
+                        # generator (Common API's own test files use one):
+                        # number it by position, and say so.
+                        self.diag.warn(e.value.loc, f"enumerator '{e.name}': value "
+                                       f"\"{shown(value)}\" is not an integer; numbered "
+                                       f"{next_value} by position")
+                        value = next_value
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise GenError(e.value.loc, f"enumerator '{e.name}': "
                                                 "value is not an integer")

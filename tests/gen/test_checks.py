@@ -42,8 +42,6 @@ def depl(body: str) -> str:
      "m.fidl:2:44: error: enumerator value 5 duplicates 'B'"),
     ("package p\ntypeCollection T { enumeration E { A = 0x80000000 } }\n",
      "m.fidl:2:36: error: enumerator value 2147483648 of 'A' does not fit in 32 bits"),
-    ("package p\ntypeCollection T { enumeration E { A = \"x\" } }\n",
-     "m.fidl:2:40: error: enumerator 'A': found \"x\", expected an integer"),
     ("package p\ntypeCollection T { typedef A is B\n typedef B is A }\n",
      "m.fidl:3:15: error: recursive definition of 'p.T.A' (declared at m.fidl:2:28)"),
     ("package p\ntypeCollection T { typedef A is Int8\n struct S extends A { } }\n",
@@ -294,3 +292,16 @@ def test_c_name_clash(error_of):
     assert error_of({"m.fidl": fidl}, "m.fidl") == (
         "m.fidl:5:17: error: C name 'I_A_B' of parameter 'a_b' clashes with "
         "parameter 'a.b'; rename one or use --prefix")
+
+
+def test_non_numeric_enumerator_string_is_numbered_with_a_warning(tmp_path, monkeypatch):
+    """Common API's own test files write `E1 = "A"`: the file is accepted,
+    the enumerator numbered by position, and the user told where."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"m.fidl": "package p\ninterface I {\n  attribute E x\n"
+                               "  enumeration E { E1 = \"A\" E2 E3 = \"0x05\" }\n}\n"})
+    model, diag = build("m.fidl")
+    enum = next(p for p in model.parameters if p.name == "x").enum
+    assert [(e.name, e.value) for e in enum.enumerators] == [("E1", 0), ("E2", 1), ("E3", 5)]
+    assert [str(w) for w in diag.warnings] == [
+        "m.fidl:4:24: warning: enumerator 'E1': value \"A\" is not an integer; numbered 0 by position"]

@@ -6,6 +6,7 @@ Integer division truncates toward zero, as in C. A reference is looked up by
 the caller-supplied function, which also detects cycles between constants.
 """
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import syntax as S
@@ -94,7 +95,7 @@ def evaluate(expr: S.Expr, ref: RefResolver) -> Any:
             return a / b
         raise AssertionError(op)
     if isinstance(expr, S.StructInit):
-        out = {}
+        out = Initializer()
         for name, loc, value in expr.fields:
             if name in out:
                 raise GenError(loc, f"duplicate field '{name}' in initializer")
@@ -105,6 +106,27 @@ def evaluate(expr: S.Expr, ref: RefResolver) -> Any:
     if isinstance(expr, S.MapInit):
         return [(evaluate(k, ref), evaluate(v, ref)) for k, v in expr.items]
     raise AssertionError(type(expr))
+
+
+class Initializer(dict):
+    """A `{name: value, ...}` initializer as written: name -> (value, loc).
+    Coercion turns it into a struct's dict (name -> value) or a UnionValue;
+    a reference to a constant brings that canonical form instead."""
+
+
+@dataclass(frozen=True)
+class UnionValue:
+    """A union constant: which member holds the value."""
+    member: str
+    value: Any
+
+
+def _union_fields(t: UnionType) -> list:
+    fields = []
+    while t is not None:
+        fields = list(t.fields) + fields
+        t = t.base
+    return fields
 
 
 def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
@@ -158,9 +180,12 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
         return [(coerce(k, t.key, loc, what), coerce(v, t.value, loc, what))
                 for k, v in value]
     if isinstance(t, StructType):
-        if not isinstance(value, dict):
-            raise GenError(loc, f"{what}: expected a struct initializer '{{...}}'")
         names = [f.name for f in t.fields]
+        if isinstance(value, dict) and not isinstance(value, Initializer) and \
+                list(value) == names:
+            return value        # a struct constant's value, already checked
+        if not isinstance(value, Initializer):
+            raise GenError(loc, f"{what}: expected a struct initializer '{{...}}'")
         out = {}
         for name, (v, floc) in value.items():
             if name not in names:
@@ -172,5 +197,16 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
             out[f.name] = coerce(v, f.type, floc, what)
         return out
     if isinstance(t, UnionType):
-        raise GenError(loc, f"{what}: constants of union type are not supported")
+        fields = {f.name: f for f in _union_fields(t)}
+        if isinstance(value, UnionValue):
+            if value.member not in fields:
+                raise GenError(loc, f"{what}: union {t.fqn} has no member '{value.member}'")
+            return value        # a union constant's value, already checked
+        if not isinstance(value, Initializer) or len(value) != 1:
+            raise GenError(loc, f"{what}: expected a union initializer naming one member "
+                                "'{member: value}'")
+        (name, (v, floc)), = value.items()
+        if name not in fields:
+            raise GenError(floc, f"{what}: union {t.fqn} has no member '{name}'")
+        return UnionValue(name, coerce(v, fields[name].type, floc, what))
     raise AssertionError(t)

@@ -1,6 +1,8 @@
 """Resolver: names, enumerator values, flattening, typedefs, constants,
 and the parameters and C names of the model."""
 
+import pytest
+
 from conftest import FIXTURES, build
 from pbusgen.model import EnumValue
 
@@ -106,6 +108,46 @@ interface I { attribute Int8 x }
     assert isinstance(v["L"], EnumValue) and (v["L"].name, v["L"].value) == ("C", 6)
     assert v["P"] == {"first": 13, "second": 4}
     assert v["ARR"] == [1, 2, 4] and v["F"] == 1.5
+
+
+def test_union_and_nested_constants(model_of):
+    """Union constants name one member; a struct constant may hold a union
+    constant by reference (the shape of Common API's ti_datatypes_constants)."""
+    model = model_of({"main.fidl": '''package p
+typeCollection C {
+    union U { UInt16 e1 Boolean e2 String e3 }
+    union V extends U { Double e4 }
+    struct CE { String key U value }
+    const String K = "123"
+    const U v1 = {e3: K}
+    const U v2 = {e2: false}
+    const V v4 = {e4: 2.5}
+    const CE kv1 = {key: K, value: v1}
+    const CE kv2 = {key: "x", value: {e1: 7}}
+    const CE kv3 = kv1
+}
+interface I { attribute Int8 x }
+'''}, "main.fidl")
+    v = {k.rsplit(".", 1)[1]: c.value for k, c in model.constants.items()}
+    assert (v["v1"].member, v["v1"].value) == ("e3", "123")
+    assert (v["v2"].member, v["v2"].value) == ("e2", False)
+    assert (v["v4"].member, v["v4"].value) == ("e4", 2.5)
+    assert v["kv1"]["key"] == "123" and v["kv1"]["value"] == v["v1"]
+    assert (v["kv2"]["value"].member, v["kv2"]["value"].value) == ("e1", 7)
+    assert v["kv3"] == v["kv1"]
+
+
+@pytest.mark.parametrize("init, message", [
+    ("{e1: 1, e2: true}", "expected a union initializer naming one member"),
+    ("{e9: 1}", "union p.C.U has no member 'e9'"),
+    ("{e1: true}", "expected an integer for UInt16"),
+    ("5", "expected a union initializer naming one member"),
+])
+def test_bad_union_constants(error_of, init, message):
+    error = error_of({"m.fidl": "package p\ntypeCollection C {\n"
+                                "  union U { UInt16 e1 Boolean e2 }\n"
+                                f"  const U c = {init}\n}}\n"}, "m.fidl")
+    assert message in error and error.startswith("m.fidl:4:")
 
 
 def test_integer_ranges_intersect_with_deployment(model_of):

@@ -11,9 +11,12 @@
 
 #include "tool.h"
 
+/* The hardware bring-up commands (gpio.c, i2c.c, spi.c): no instance needed. */
+
 static const struct tool_command *const commands[] = {
 	&tool_command_list, &tool_command_get,  &tool_command_set,
 	&tool_command_watch, &tool_command_dump, &tool_command_info,
+	&tool_command_gpio, &tool_command_i2c,  &tool_command_spi,
 };
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
 
@@ -35,7 +38,7 @@ static void print_main_help(void)
 	printf("\n"
 	       "Run 'pbus COMMAND --help' or 'pbus help COMMAND' for a command's options.\n"
 	       "Exit status: 0 success, 1 bad value or refused, 2 usage error,\n"
-	       "3 instance not found or pbusd gone.\n");
+	       "3 instance or device not found, or pbusd gone.\n");
 }
 
 static const struct tool_command *find_command(const char *name)

@@ -582,3 +582,10 @@ void tool_json_value(FILE *out, const struct pbus_param *param, const void *data
 		json_element(out, param, element, p, length);
 	}
 }
+
+const char *tool_errno_name(int negative_errno)
+{
+	const char *name = strerrorname_np(-negative_errno);
+
+	return name ? name : "error";
+}

@@ -45,6 +45,13 @@ extern const struct tool_command tool_command_set;
 extern const struct tool_command tool_command_watch;
 extern const struct tool_command tool_command_dump;
 extern const struct tool_command tool_command_info;
+extern const struct tool_command tool_command_gpio;
+extern const struct tool_command tool_command_i2c;
+extern const struct tool_command tool_command_spi;
+
+/* The symbolic name of a negative errno ("ENXIO"), for hardware errors
+ * whose code the user will look up; "error" if unknown. */
+const char *tool_errno_name(int negative_errno);
 
 /* "pbus: <message>\n" on stderr, always one line. */
 void tool_error(const char *format, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * i2c.c: `pbus i2c`, I2C bring-up through libparambus-hw (i2c-dev): detect,
+ * get, set, funcs. No instance is needed; -i is accepted and ignored.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <parambus/hw/i2c.h>
+
+#include "tool.h"
+
+static int i2c_run(struct tool_context *context, int argc, char **argv);
+
+const struct tool_command tool_command_i2c = {
+	.name = "i2c",
+	.summary = "I2C buses: detect, get, set, funcs",
+	.help = "Usage: pbus [-i NAME] i2c COMMAND [ARGS...]\n"
+		"\n"
+		"I2C bring-up through i2c-dev with SMBus transfers (no instance needed).\n"
+		"\n"
+		"Commands:\n"
+		"  detect BUS                     scan the addresses 0x03-0x77\n"
+		"  get BUS ADDR REG [--word]      read a register (SMBus byte/word data)\n"
+		"  set BUS ADDR REG VALUE [--word]  write a register\n"
+		"  funcs BUS                      the adapter's functionality (I2C_FUNCS)\n"
+		"\n"
+		"BUS: a number (1 for /dev/i2c-1) or a path. ADDR, REG, VALUE: hex (0x50)\n"
+		"or decimal. ADDR is 0x03-0x77, REG 0x00-0xff, VALUE 0x00-0xff\n"
+		"(0x0000-0xffff with --word).\n"
+		"Run 'pbus i2c COMMAND --help' for a command's options.\n",
+	.run = i2c_run,
+};
+
+#define I2C_COMMON_OPTIONS                                          \
+	"  -i, --instance NAME  ignored (no instance needed)\n" \
+	"  -h, --help           show this help\n"
+
+static const struct tool_command i2c_detect_command = {
+	.name = "i2c detect",
+	.help = "Usage: pbus [-i NAME] i2c detect BUS\n"
+		"\n"
+		"Probe the addresses 0x03-0x77 like i2cdetect: SMBus read byte for\n"
+		"0x30-0x37 and 0x50-0x5f (where a write could harm an EEPROM) and\n"
+		"when the adapter has no quick command, SMBus quick write elsewhere.\n"
+		"Prints a grid: the address where a device answered, '--' where none\n"
+		"did, 'UU' where a kernel driver owns the address (not probed).\n"
+		"\n"
+		"Options:\n" I2C_COMMON_OPTIONS,
+};
+
+static const struct tool_command i2c_get_command = {
+	.name = "i2c get",
+	.help = "Usage: pbus [-i NAME] i2c get BUS ADDR REG [--word]\n"
+		"\n"
+		"Read register REG of the device at ADDR with SMBus read byte data\n"
+		"(read word data with --word, low byte first on the wire) and print\n"
+		"the value in hex (0x2a, or 0x1234 with --word).\n"
+		"\n"
+		"Options:\n"
+		"      --word           read a 16-bit word\n" I2C_COMMON_OPTIONS,
+};
+
+static const struct tool_command i2c_set_command = {
+	.name = "i2c set",
+	.help = "Usage: pbus [-i NAME] i2c set BUS ADDR REG VALUE [--word]\n"
+		"\n"
+		"Write VALUE to register REG of the device at ADDR with SMBus write\n"
+		"byte data (write word data with --word, low byte first). Prints\n"
+		"nothing on success.\n"
+		"\n"
+		"Options:\n"
+		"      --word           write a 16-bit word\n" I2C_COMMON_OPTIONS,
+};
+
+static const struct tool_command i2c_funcs_command = {
+	.name = "i2c funcs",
+	.help = "Usage: pbus [-i NAME] i2c funcs BUS\n"
+		"\n"
+		"Print the adapter's I2C_FUNCS mask, then one line per functionality\n"
+		"with yes or no, like i2cdetect -F.\n"
+		"\n"
+		"Options:\n" I2C_COMMON_OPTIONS,
+};
+
+/* Options: -i, -h and --word. Returns -1 to go on, else an exit status. */
+static int i2c_parse_options(struct tool_context *context, const struct tool_command *command,
+			     bool allow_word, bool *ret_word, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"word", no_argument, NULL, 'W'},
+		TOOL_COMMON_LONG_OPTIONS,
+		{NULL, 0, NULL, 0},
+	};
+	int option, r;
+
+	opterr = 0;
+	optind = 0;
+	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS,
+				     allow_word ? options : options + 1, NULL)) != -1) {
+		switch (option) {
+		case 'W':
+			*ret_word = true;
+			break;
+		case ':':
+		case '?':
+			return tool_option_error(command, option, argv);
+		default:
+			r = tool_common_option(context, command, option, optarg);
+			if (r < 0)
+				return TOOL_EXIT_OK;
+			if (r == 0)
+				return tool_option_error(command, '?', argv);
+		}
+	}
+	return -1;
+}
+
+/* Hex (0x..) or decimal, 0..@max; -1 if malformed or out of range. */
+static int i2c_parse_number(const char *text, unsigned long max, unsigned long *ret)
+{
+	unsigned long long v;
+	char *end;
+	int base = 10;
+
+	if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+		base = 16;
+		text += 2;
+	}
+	if (!((text[0] >= '0' && text[0] <= '9') ||
+	      (base == 16 && ((text[0] >= 'a' && text[0] <= 'f') || (text[0] >= 'A' && text[0] <= 'F')))))
+		return -1;
+	errno = 0;
+	v = strtoull(text, &end, base);
+	if (*end || errno || v > max)
+		return -1;
+	*ret = (unsigned long)v;
+	return 0;
+}
+
+/* Open BUS (a number or a path); print the error and return the status. */
+static int i2c_open(const char *what, const char *bus, struct pbus_i2c **ret_i2c)
+{
+	char path[64];
+	unsigned long number;
+	int r;
+
+	if (bus[0] >= '0' && bus[0] <= '9') {
+		if (i2c_parse_number(bus, 0xfffff, &number) < 0) {
+			tool_error("%s: not a bus number or path: '%s'", what, bus);
+			return TOOL_EXIT_FAILURE;
+		}
+		snprintf(path, sizeof(path), "/dev/i2c-%lu", number);
+		bus = path;
+	}
+	r = pbus_i2c_open(bus, ret_i2c);
+	if (r == -ENOENT) {
+		tool_error("%s: no bus %s (is i2c-dev loaded?)", what, bus);
+		return TOOL_EXIT_NO_INSTANCE;
+	}
+	if (r == -ENOTTY) {
+		tool_error("%s: %s is not an i2c-dev node", what, bus);
+		return TOOL_EXIT_FAILURE;
+	}
+	if (r < 0) {
+		tool_error("%s: %s: %s (%s)", what, bus, pbus_hw_strerror(r), tool_errno_name(r));
+		return TOOL_EXIT_FAILURE;
+	}
+	return TOOL_EXIT_OK;
+}
+
+static bool i2c_absent(int r)
+{
+	return r == -ENXIO || r == -ENODEV || r == -EREMOTEIO;
+}
+
+/* ---- detect ------------------------------------------------------------- */
+
+static int i2c_detect(struct tool_context *context, int argc, char **argv)
+{
+	struct pbus_i2c *i2c;
+	unsigned long funcs;
+	char what[128];
+	bool word = false;
+	int status = i2c_parse_options(context, &i2c_detect_command, false, &word, argc, argv);
+	int r;
+
+	if (status >= 0)
+		return status;
+	if (argc - optind != 1)
+		return tool_usage_error(&i2c_detect_command, argc == optind ? "no BUS given"
+									  : "expected one BUS");
+	snprintf(what, sizeof(what), "i2c detect %s", argv[optind]);
+	status = i2c_open(what, argv[optind], &i2c);
+	if (status)
+		return status;
+	r = pbus_i2c_get_functionality(i2c, &funcs);
+	if (r < 0) {
+		tool_error("%s: %s (%s)", what, pbus_hw_strerror(r), tool_errno_name(r));
+		pbus_i2c_close(i2c);
+		return TOOL_EXIT_FAILURE;
+	}
+	if (!(funcs & (PBUS_I2C_FUNC_SMBUS_QUICK | PBUS_I2C_FUNC_SMBUS_READ_BYTE))) {
+		tool_error("%s: the adapter can do neither SMBus quick nor read byte", what);
+		pbus_i2c_close(i2c);
+		return TOOL_EXIT_FAILURE;
+	}
+	printf("     0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f\n");
+	for (unsigned row = 0; row < 0x80; row += 16) {
+		printf("%02x:", row);
+		for (unsigned address = row; address < row + 16; address++) {
+			bool read_byte;
+
+			if (address < 0x03 || address > 0x77) {
+				printf("   ");
+				continue;
+			}
+			r = pbus_i2c_set_address(i2c, (uint16_t)address, 0);
+			if (r == -EBUSY) {
+				printf(" UU");
+				continue;
+			}
+			if (r < 0) {
+				printf(" --");
+				continue;
+			}
+			read_byte = ((address >= 0x30 && address <= 0x37) ||
+				     (address >= 0x50 && address <= 0x5f) ||
+				     !(funcs & PBUS_I2C_FUNC_SMBUS_QUICK)) &&
+				    (funcs & PBUS_I2C_FUNC_SMBUS_READ_BYTE);
+			r = read_byte ? pbus_i2c_smbus_read_byte(i2c) : pbus_i2c_smbus_quick(i2c, 0);
+			if (r >= 0)
+				printf(" %02x", address);
+			else
+				printf(" --");
+		}
+		printf("\n");
+	}
+	pbus_i2c_close(i2c);
+	return TOOL_EXIT_OK;
+}
+
+/* ---- get / set ---------------------------------------------------------- */
+
+static int i2c_get_set(struct tool_context *context, int argc, char **argv, bool set)
+{
+	const struct tool_command *command = set ? &i2c_set_command : &i2c_get_command;
+	unsigned long address, reg, value = 0;
+	struct pbus_i2c *i2c;
+	char what[256];
+	bool word = false;
+	int status = i2c_parse_options(context, command, true, &word, argc, argv);
+	int nargs, r;
+	char **args;
+
+	if (status >= 0)
+		return status;
+	nargs = argc - optind;
+	args = argv + optind;
+	if (nargs != (set ? 4 : 3))
+		return tool_usage_error(command, set ? "expected BUS ADDR REG VALUE" : "expected BUS ADDR REG");
+	snprintf(what, sizeof(what), "%s %s %s %s%s%s", command->name, args[0], args[1], args[2],
+		 set ? " " : "", set ? args[3] : "");
+	if (i2c_parse_number(args[1], ~0UL, &address) < 0) {
+		tool_error("%s: not an address: '%s' (hex 0x.. or decimal)", what, args[1]);
+		return TOOL_EXIT_FAILURE;
+	}
+	if (address < 0x03 || address > 0x77) {
+		tool_error("%s: address %s out of range (0x03-0x77)", what, args[1]);
+		return TOOL_EXIT_FAILURE;
+	}
+	if (i2c_parse_number(args[2], 0xff, &reg) < 0) {
+		tool_error("%s: not a register 0x00-0xff: '%s'", what, args[2]);
+		return TOOL_EXIT_FAILURE;
+	}
+	if (set && i2c_parse_number(args[3], word ? 0xffff : 0xff, &value) < 0) {
+		tool_error("%s: not a value %s: '%s'", what, word ? "0x0000-0xffff" : "0x00-0xff",
+			   args[3]);
+		return TOOL_EXIT_FAILURE;
+	}
+	status = i2c_open(what, args[0], &i2c);
+	if (status)
+		return status;
+	r = pbus_i2c_set_address(i2c, (uint16_t)address, 0);
+	if (r == 0) {
+		if (set && word)
+			r = pbus_i2c_smbus_write_word_data(i2c, (uint8_t)reg, (uint16_t)value);
+		else if (set)
+			r = pbus_i2c_smbus_write_byte_data(i2c, (uint8_t)reg, (uint8_t)value);
+		else if (word)
+			r = pbus_i2c_smbus_read_word_data(i2c, (uint8_t)reg);
+		else
+			r = pbus_i2c_smbus_read_byte_data(i2c, (uint8_t)reg);
+	} else if (r == -EBUSY) {
+		tool_error("%s: address 0x%02lx is in use by a kernel driver (EBUSY)", what, address);
+		pbus_i2c_close(i2c);
+		return TOOL_EXIT_FAILURE;
+	}
+	pbus_i2c_close(i2c);
+	if (i2c_absent(r)) {
+		tool_error("%s: no device at address 0x%02lx (%s)", what, address, tool_errno_name(r));
+		return TOOL_EXIT_NO_INSTANCE;
+	}
+	if (r < 0) {
+		tool_error("%s: %s (%s)", what, pbus_hw_strerror(r), tool_errno_name(r));
+		return TOOL_EXIT_FAILURE;
+	}
+	if (!set)
+		printf(word ? "0x%04x\n" : "0x%02x\n", r);
+	return TOOL_EXIT_OK;
+}
+
+static int i2c_get(struct tool_context *context, int argc, char **argv)
+{
+	return i2c_get_set(context, argc, argv, false);
+}
+
+static int i2c_set(struct tool_context *context, int argc, char **argv)
+{
+	return i2c_get_set(context, argc, argv, true);
+}
+
+/* ---- funcs -------------------------------------------------------------- */
+
+static int i2c_funcs(struct tool_context *context, int argc, char **argv)
+{
+	static const struct {
+		unsigned long bit;
+		const char *name;
+	} names[] = {
+		{PBUS_I2C_FUNC_I2C, "I2C"},
+		{PBUS_I2C_FUNC_10BIT_ADDR, "10-bit addresses"},
+		{PBUS_I2C_FUNC_PROTOCOL_MANGLING, "protocol mangling"},
+		{PBUS_I2C_FUNC_NOSTART, "no-start"},
+		{PBUS_I2C_FUNC_SMBUS_PEC, "SMBus PEC"},
+		{PBUS_I2C_FUNC_SMBUS_QUICK, "SMBus quick command"},
+		{PBUS_I2C_FUNC_SMBUS_READ_BYTE, "SMBus receive byte"},
+		{PBUS_I2C_FUNC_SMBUS_WRITE_BYTE, "SMBus send byte"},
+		{PBUS_I2C_FUNC_SMBUS_READ_BYTE_DATA, "SMBus read byte"},
+		{PBUS_I2C_FUNC_SMBUS_WRITE_BYTE_DATA, "SMBus write byte"},
+		{PBUS_I2C_FUNC_SMBUS_READ_WORD_DATA, "SMBus read word"},
+		{PBUS_I2C_FUNC_SMBUS_WRITE_WORD_DATA, "SMBus write word"},
+		{PBUS_I2C_FUNC_SMBUS_PROC_CALL, "SMBus process call"},
+		{PBUS_I2C_FUNC_SMBUS_BLOCK_PROC_CALL, "SMBus block process call"},
+		{PBUS_I2C_FUNC_SMBUS_READ_BLOCK_DATA, "SMBus block read"},
+		{PBUS_I2C_FUNC_SMBUS_WRITE_BLOCK_DATA, "SMBus block write"},
+		{PBUS_I2C_FUNC_SMBUS_READ_I2C_BLOCK, "I2C block read"},
+		{PBUS_I2C_FUNC_SMBUS_WRITE_I2C_BLOCK, "I2C block write"},
+		{PBUS_I2C_FUNC_SMBUS_HOST_NOTIFY, "SMBus host notify"},
+	};
+	struct pbus_i2c *i2c;
+	unsigned long funcs;
+	char what[128];
+	bool word = false;
+	int status = i2c_parse_options(context, &i2c_funcs_command, false, &word, argc, argv);
+	int r;
+
+	if (status >= 0)
+		return status;
+	if (argc - optind != 1)
+		return tool_usage_error(&i2c_funcs_command, argc == optind ? "no BUS given"
+									 : "expected one BUS");
+	snprintf(what, sizeof(what), "i2c funcs %s", argv[optind]);
+	status = i2c_open(what, argv[optind], &i2c);
+	if (status)
+		return status;
+	r = pbus_i2c_get_functionality(i2c, &funcs);
+	pbus_i2c_close(i2c);
+	if (r < 0) {
+		tool_error("%s: %s (%s)", what, pbus_hw_strerror(r), tool_errno_name(r));
+		return TOOL_EXIT_FAILURE;
+	}
+	printf("functionality 0x%08lx\n", funcs);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		printf("  %-26s %s\n", names[i].name, (funcs & names[i].bit) ? "yes" : "no");
+	return TOOL_EXIT_OK;
+}
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+static int i2c_run(struct tool_context *context, int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(struct tool_context *, int, char **);
+	} subs[] = {
+		{"detect", i2c_detect}, {"get", i2c_get}, {"set", i2c_set}, {"funcs", i2c_funcs},
+	};
+
+	if (argc < 2) {
+		tool_error("i2c: no command given (see 'pbus i2c --help')");
+		return TOOL_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		tool_print_help(&tool_command_i2c);
+		return TOOL_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+		if (!strcmp(argv[1], subs[i].name))
+			return subs[i].run(context, argc - 1, argv + 1);
+	tool_error("i2c: unknown command '%s' (see 'pbus i2c --help')", argv[1]);
+	return TOOL_EXIT_USAGE;
+}

@@ -230,7 +230,9 @@ def _compile(job):
     r = subprocess.run(cmd + ["-o", tmp], cwd=REPO, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
-        os.unlink(tmp)
+        # gcc removes its output when it fails; the compile error is the news.
+        if os.path.exists(tmp):
+            os.unlink(tmp)
         prog.error = f"$ {' '.join(cmd)}\n{r.stdout}"
         return
     os.replace(tmp, out)

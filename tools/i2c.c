@@ -118,41 +118,19 @@ static int i2c_parse_options(struct tool_context *context, const struct tool_com
 	return -1;
 }
 
-/* Hex (0x..) or decimal, 0..@max; -1 if malformed or out of range. */
-static int i2c_parse_number(const char *text, unsigned long max, unsigned long *ret)
-{
-	unsigned long long v;
-	char *end;
-	int base = 10;
-
-	if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-		base = 16;
-		text += 2;
-	}
-	if (!((text[0] >= '0' && text[0] <= '9') ||
-	      (base == 16 && ((text[0] >= 'a' && text[0] <= 'f') || (text[0] >= 'A' && text[0] <= 'F')))))
-		return -1;
-	errno = 0;
-	v = strtoull(text, &end, base);
-	if (*end || errno || v > max)
-		return -1;
-	*ret = (unsigned long)v;
-	return 0;
-}
-
 /* Open BUS (a number or a path); print the error and return the status. */
 static int i2c_open(const char *what, const char *bus, struct pbus_i2c **ret_i2c)
 {
 	char path[64];
-	unsigned long number;
+	unsigned long long number;
 	int r;
 
 	if (bus[0] >= '0' && bus[0] <= '9') {
-		if (i2c_parse_number(bus, 0xfffff, &number) < 0) {
+		if (tool_parse_hex_or_decimal(bus, 0xfffff, &number) < 0) {
 			tool_error("%s: not a bus number or path: '%s'", what, bus);
 			return TOOL_EXIT_FAILURE;
 		}
-		snprintf(path, sizeof(path), "/dev/i2c-%lu", number);
+		snprintf(path, sizeof(path), "/dev/i2c-%llu", number);
 		bus = path;
 	}
 	r = pbus_i2c_open(bus, ret_i2c);
@@ -247,7 +225,7 @@ static int i2c_detect(struct tool_context *context, int argc, char **argv)
 static int i2c_get_set(struct tool_context *context, int argc, char **argv, bool set)
 {
 	const struct tool_command *command = set ? &i2c_set_command : &i2c_get_command;
-	unsigned long address, reg, value = 0;
+	unsigned long long address, reg, value = 0;
 	struct pbus_i2c *i2c;
 	char what[256];
 	bool word = false;
@@ -263,7 +241,7 @@ static int i2c_get_set(struct tool_context *context, int argc, char **argv, bool
 		return tool_usage_error(command, set ? "expected BUS ADDR REG VALUE" : "expected BUS ADDR REG");
 	snprintf(what, sizeof(what), "%s %s %s %s%s%s", command->name, args[0], args[1], args[2],
 		 set ? " " : "", set ? args[3] : "");
-	if (i2c_parse_number(args[1], ~0UL, &address) < 0) {
+	if (tool_parse_hex_or_decimal(args[1], ~0UL, &address) < 0) {
 		tool_error("%s: not an address: '%s' (hex 0x.. or decimal)", what, args[1]);
 		return TOOL_EXIT_FAILURE;
 	}
@@ -271,11 +249,11 @@ static int i2c_get_set(struct tool_context *context, int argc, char **argv, bool
 		tool_error("%s: address %s out of range (0x03-0x77)", what, args[1]);
 		return TOOL_EXIT_FAILURE;
 	}
-	if (i2c_parse_number(args[2], 0xff, &reg) < 0) {
+	if (tool_parse_hex_or_decimal(args[2], 0xff, &reg) < 0) {
 		tool_error("%s: not a register 0x00-0xff: '%s'", what, args[2]);
 		return TOOL_EXIT_FAILURE;
 	}
-	if (set && i2c_parse_number(args[3], word ? 0xffff : 0xff, &value) < 0) {
+	if (set && tool_parse_hex_or_decimal(args[3], word ? 0xffff : 0xff, &value) < 0) {
 		tool_error("%s: not a value %s: '%s'", what, word ? "0x0000-0xffff" : "0x00-0xff",
 			   args[3]);
 		return TOOL_EXIT_FAILURE;
@@ -294,13 +272,13 @@ static int i2c_get_set(struct tool_context *context, int argc, char **argv, bool
 		else
 			r = pbus_i2c_smbus_read_byte_data(i2c, (uint8_t)reg);
 	} else if (r == -EBUSY) {
-		tool_error("%s: address 0x%02lx is in use by a kernel driver (EBUSY)", what, address);
+		tool_error("%s: address 0x%02llx is in use by a kernel driver (EBUSY)", what, address);
 		pbus_i2c_close(i2c);
 		return TOOL_EXIT_FAILURE;
 	}
 	pbus_i2c_close(i2c);
 	if (i2c_absent(r)) {
-		tool_error("%s: no device at address 0x%02lx (%s)", what, address, tool_errno_name(r));
+		tool_error("%s: no device at address 0x%02llx (%s)", what, address, tool_errno_name(r));
 		return TOOL_EXIT_NO_INSTANCE;
 	}
 	if (r < 0) {

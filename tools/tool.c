@@ -5,6 +5,7 @@
  * instance or parameter and the problem in words, because a person reads
  * them at a terminal and a script greps them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -153,19 +154,33 @@ const char *tool_state_name(int state)
 	}
 }
 
-int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret)
+/* Digits only (no sign, no space), in @base, up to @max. */
+static int parse_unsigned_in_base(const char *text, int base, unsigned long long max,
+				  unsigned long long *ret)
 {
 	unsigned long long v;
 	char *end;
 
-	if (!text || *text < '0' || *text > '9')
+	if (!text || !isxdigit((unsigned char)*text) || (base == 10 && !isdigit((unsigned char)*text)))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(text, &end, 10);
+	v = strtoull(text, &end, base);
 	if (*end || errno || v > max)
 		return -EINVAL;
 	*ret = v;
 	return 0;
+}
+
+int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret)
+{
+	return parse_unsigned_in_base(text, 10, max, ret);
+}
+
+int tool_parse_hex_or_decimal(const char *text, unsigned long long max, unsigned long long *ret)
+{
+	if (text && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+		return parse_unsigned_in_base(text + 2, 16, max, ret);
+	return parse_unsigned_in_base(text, 10, max, ret);
 }
 
 /* --- Values -------------------------------------------------------------- */

@@ -157,4 +157,7 @@ const char *tool_state_name(int state);
 /* Parse a non-negative decimal integer argument; -EINVAL if malformed. */
 int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret);
 
+/* The same, also accepting hex with a 0x prefix (addresses, registers). */
+int tool_parse_hex_or_decimal(const char *text, unsigned long long max, unsigned long long *ret);
+
 #endif

@@ -19,8 +19,16 @@ struct pbus_schema_enum {
 	uint32_t count;
 };
 
+/* A key=value of a param record that this library does not interpret
+ * (hardware bindings and later keys), kept for the tools that do. */
+struct pbus_schema_extra {
+	char *key, *value;
+};
+
 struct pbus_schema_param {
 	char *name, *unit, *description, *group;
+	struct pbus_schema_extra *extras; /* in record order */
+	uint32_t extra_count;
 	unsigned update_class;
 	struct pbus_typeinfo ti;       /* type, flags, sizes, limits, enumerators */
 	union pbus_number step;

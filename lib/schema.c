@@ -232,6 +232,38 @@ static int parse_flags(struct parser *ps, const char *list, unsigned *flags)
 	return 0;
 }
 
+/* The keys of a param record this library interprets itself. */
+static bool known_key(const char *key)
+{
+	static const char *const keys[] = { "size", "count", "enum", "unit", "min", "max", "step",
+					    "default", "flags", "class", "group", "desc" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+static int add_extra(struct pbus_schema_param *p, const char *key, const char *value)
+{
+	struct pbus_schema_extra *extras, *e;
+
+	extras = realloc(p->extras, (p->extra_count + 1) * sizeof(*extras));
+	if (!extras)
+		return -ENOMEM;
+	p->extras = extras;
+	e = &extras[p->extra_count];
+	e->key = strdup(key);
+	e->value = strdup(value);
+	if (!e->key || !e->value) {
+		free(e->key);
+		free(e->value);
+		return -ENOMEM;
+	}
+	p->extra_count++;
+	return 0;
+}
+
 static int parse_param_record(struct parser *ps, char **tok, int ntok)
 {
 	struct pbus_schema *s = ps->schema;
@@ -292,6 +324,8 @@ static int parse_param_record(struct parser *ps, char **tok, int ntok)
 			else if (!strcmp(value, "setting")) p->update_class = PBUS_UPDATE_SETTING;
 			else if (!strcmp(value, "live")) p->update_class = PBUS_UPDATE_LIVE;
 			else return fail(ps, "param '%s': unknown class '%s'", p->name, value);
+		} else if (!known_key(key) && add_extra(p, key, value) < 0) {
+			return -ENOMEM;
 		}
 	}
 
@@ -609,6 +643,11 @@ void pbus_schema_free(struct pbus_schema *schema)
 		free(p->description);
 		free(p->group);
 		free(p->default_value);
+		for (uint32_t k = 0; k < p->extra_count; k++) {
+			free(p->extras[k].key);
+			free(p->extras[k].value);
+		}
+		free(p->extras);
 	}
 	for (uint32_t i = 0; i < schema->enum_count; i++)
 		free(schema->enums[i].name);
@@ -630,4 +669,23 @@ uint64_t pbus_schema_hash(const struct pbus_schema *schema)
 uint32_t pbus_schema_param_count(const struct pbus_schema *schema)
 {
 	return schema ? schema->param_count : 0;
+}
+
+const char *pbus_schema_param_name(const struct pbus_schema *schema, uint32_t index)
+{
+	return schema && index < schema->param_count ? schema->params[index].name : NULL;
+}
+
+const char *pbus_schema_param_extra(const struct pbus_schema *schema, uint32_t index,
+				    const char *key)
+{
+	const struct pbus_schema_param *p;
+
+	if (!schema || index >= schema->param_count || !key)
+		return NULL;
+	p = &schema->params[index];
+	for (uint32_t k = 0; k < p->extra_count; k++)
+		if (!strcmp(p->extras[k].key, key))
+			return p->extras[k].value;
+	return NULL;
 }

@@ -42,6 +42,20 @@ PBUS_API void pbus_schema_free(struct pbus_schema *schema);
 PBUS_API uint64_t pbus_schema_hash(const struct pbus_schema *schema);
 PBUS_API uint32_t pbus_schema_param_count(const struct pbus_schema *schema);
 
+/* The name of parameter @index (0 … count-1), or NULL if out of range. */
+PBUS_API const char *pbus_schema_param_name(const struct pbus_schema *schema, uint32_t index);
+
+/*
+ * The value of key @key in parameter @index's record, percent-decoded, when
+ * the key is one this library does not interpret itself: the format keeps
+ * such keys for the programs that do (the hardware binding keys "hw", "hw-*"
+ * that pbus-hwd runs; docs/schema-format.md). NULL if the record has no such
+ * key (or @key is one of the library's own, like "min"). Valid until
+ * pbus_schema_free().
+ */
+PBUS_API const char *pbus_schema_param_extra(const struct pbus_schema *schema, uint32_t index,
+					     const char *key);
+
 /* The hash function itself, for a text of @length bytes: the same rule as
  * pbus_schema_hash() applied to raw text. */
 PBUS_API uint64_t pbus_schema_hash_text(const char *text, size_t length);

@@ -20,7 +20,7 @@ static const char good[] =
 	"\n"
 	"param name string size=16 default=hello%20world flags=readonly class=constant\n"
 	"param mode enum enum=com.example.T.Mode default=ON\n"
-	"param limits.max int64 min=-5 max=5 future_key=ignored\n"
+	"param limits.max int64 min=-5 max=5 future_key=kept hw-device=a%20b%3Dc\n"
 	"param raw bytes size=4 default=00ff10ab\n"
 	"param arr int16[] count=4 default=1,-2,3\n";
 
@@ -53,6 +53,15 @@ static void parse_good(void)
 	CHECK_EQ_INT(s->params[4].default_value[1], 0xff);
 	CHECK_EQ_INT(s->params[5].ti.value_size, 8);
 	CHECK_EQ_INT(s->params[5].default_length, 6);
+	/* Keys the library does not interpret are kept, decoded, for tools. */
+	CHECK_EQ_STR(pbus_schema_param_name(s, 3), "limits.max");
+	CHECK(pbus_schema_param_name(s, 6) == NULL);
+	CHECK_EQ_STR(pbus_schema_param_extra(s, 3, "future_key"), "kept");
+	CHECK_EQ_STR(pbus_schema_param_extra(s, 3, "hw-device"), "a b=c");
+	CHECK(pbus_schema_param_extra(s, 3, "min") == NULL);
+	CHECK(pbus_schema_param_extra(s, 3, "absent") == NULL);
+	CHECK(pbus_schema_param_extra(s, 0, "unit") == NULL);
+	CHECK(pbus_schema_param_extra(s, 9, "future_key") == NULL);
 	pbus_schema_free(s);
 }
 

@@ -4,7 +4,8 @@
  * schema, creates the instance's segment with the defaults, restores the
  * persistent parameters, publishes the segment, saves persistent parameters
  * whenever they change, and on SIGTERM/SIGINT saves, marks the segment
- * closed and removes it. The socket server (docs/, issue 3) comes next.
+ * closed and removes it. When the schema has hardware bindings it runs
+ * pbus-hwd beside it (hardware.c). The socket server (docs/, issue 3) comes next.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,6 +40,10 @@ static const char usage[] =
 	"                         burst of changes makes one save (default 20)\n"
 	"      --notify-fd FD     write \"READY=1\\n\" to FD once the table is\n"
 	"                         published, then close FD\n"
+	"      --no-hardware      do not start pbus-hwd for the schema's hardware\n"
+	"                         bindings (they start by default when it has any)\n"
+	"      --hwd PATH         the pbus-hwd to run (default: the one next to\n"
+	"                         pbusd, else pbus-hwd from PATH)\n"
 	"  -l, --log-level LEVEL  error, warning, info (default) or debug\n"
 	"  -h, --help             show this help\n"
 	"  -V, --version          show the version\n"
@@ -47,7 +52,8 @@ static const char usage[] =
 	"already served, ...), 2 on a usage error.\n";
 
 struct options {
-	const char *schema, *instance, *state_dir, *group;
+	const char *schema, *instance, *state_dir, *group, *hwd_path;
+	bool no_hardware;
 	unsigned mode;
 	unsigned save_delay_ms;
 	int notify_fd;
@@ -76,7 +82,7 @@ static int parse_unsigned(const char *text, int base, unsigned long max, unsigne
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD };
+	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD, OPT_NO_HARDWARE, OPT_HWD };
 	static const struct option longopts[] = {
 		{"schema", required_argument, NULL, 's'},
 		{"instance", required_argument, NULL, 'i'},
@@ -85,6 +91,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"group", required_argument, NULL, 'g'},
 		{"save-delay", required_argument, NULL, OPT_SAVE_DELAY},
 		{"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
+		{"no-hardware", no_argument, NULL, OPT_NO_HARDWARE},
+		{"hwd", required_argument, NULL, OPT_HWD},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -117,6 +125,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--notify-fd '%s' is not a file descriptor", optarg);
 			o->notify_fd = (int)v;
 			break;
+		case OPT_NO_HARDWARE: o->no_hardware = true; break;
+		case OPT_HWD: o->hwd_path = optarg; break;
 		case 'l':
 			if (log_parse_level(optarg, &level) < 0)
 				return usage_error("--log-level '%s': use error, warning, info or debug", optarg);
@@ -180,6 +190,7 @@ int main(int argc, char **argv)
 	struct pbus_schema *schema = NULL;
 	struct pbus_table *owner = NULL;
 	struct persist *persist = NULL;
+	struct hardware *hardware = NULL;
 	char error[512], *state_dir = NULL;
 	sigset_t signals;
 	int r, sig, status = 1;
@@ -213,6 +224,7 @@ int main(int argc, char **argv)
 	sigaddset(&signals, SIGINT);
 	sigaddset(&signals, SIGHUP);
 	sigaddset(&signals, SIGUSR1);
+	sigaddset(&signals, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	sigdelset(&signals, SIGUSR1);
 
@@ -251,19 +263,35 @@ int main(int argc, char **argv)
 	log_msg(LOG_INFO, "serving instance '%s' (%u parameters, schema %016llx) from %s",
 		o.instance, pbus_table_param_count(owner),
 		(unsigned long long)pbus_table_schema_hash(owner), o.schema);
+	if (hardware_bindings_present(schema)) {
+		if (o.no_hardware)
+			log_msg(LOG_INFO, "--no-hardware: not running the schema's hardware bindings");
+		else if ((r = hardware_start(o.hwd_path, o.schema, o.instance, &hardware)) < 0)
+			log_msg(LOG_ERROR, "cannot start pbus-hwd: %s", strerror(-r));
+	}
 	notify_ready(o.notify_fd);
 
 	for (;;) {
-		sig = sigwaitinfo(&signals, NULL);
+		int wait_ms = hardware_timeout_ms(hardware);
+		struct timespec timeout = {.tv_sec = wait_ms / 1000, .tv_nsec = (wait_ms % 1000) * 1000000L};
+
+		sig = wait_ms < 0 ? sigwaitinfo(&signals, NULL) : sigtimedwait(&signals, NULL, &timeout);
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
 		if (sig == SIGHUP)
 			log_msg(LOG_INFO, "SIGHUP: nothing to reload yet");
+		if (sig == SIGCHLD)
+			hardware_child_exited(hardware);
+		hardware_tick(hardware);
 	}
 	log_msg(LOG_INFO, "shutting down on %s", strsignal(sig));
+	/* The bindings stop first: nothing writes the instance while it goes. */
+	hardware_stop(hardware);
+	hardware = NULL;
 	persist_stop(persist);
 	status = 0;
 out:
+	hardware_stop(hardware);
 	persist_free(persist);
 	pbus_instance_remove(owner);
 	pbus_schema_free(schema);

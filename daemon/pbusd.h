@@ -4,7 +4,8 @@
  *
  * Threads: the main thread handles signals and the instance's life; the
  * persistence thread (persist.c) sleeps until a persistent parameter
- * changes and saves the state file. The socket server of docs/ (issue 3)
+ * changes and saves the state file; hardware.c supervises pbus-hwd, a child
+ * process that runs the hardware bindings. The socket server of docs/ (issue 3)
  * will be a third part with its own thread and event loop.
  */
 #ifndef PBUSD_H
@@ -15,12 +16,7 @@
 
 #include <parambus/parambus.h>
 
-enum log_level { LOG_ERROR = 0, LOG_WARNING = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
-
-/* log.c: messages to stderr as "pbusd[PID]: LEVEL: text". Thread-safe. */
-void log_set_level(enum log_level level);
-int log_parse_level(const char *name, enum log_level *ret);
-void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include "log.h"
 
 /* persist.c: the state file of persistent parameters (docs/persistence.md). */
 struct persist;
@@ -40,5 +36,21 @@ void persist_stop(struct persist *p);
 void persist_free(struct persist *p);
 /* Save now (the thread's job; exposed for the final save). */
 int persist_save(struct persist *p);
+
+/* hardware.c: pbus-hwd as pbusd's supervised child, running the schema's
+ * hardware bindings. Used by the main thread only. */
+struct hardware;
+
+bool hardware_bindings_present(const struct pbus_schema *schema);
+/* Start pbus-hwd (@hwd_path, or the one next to pbusd, or from PATH). */
+int hardware_start(const char *hwd_path, const char *schema_path, const char *instance,
+		   struct hardware **ret);
+/* On SIGCHLD: reap, log, plan a restart. Accepts NULL (reaps only). */
+void hardware_child_exited(struct hardware *hw);
+/* Milliseconds until hardware_tick() has work (a planned restart), or -1. */
+int hardware_timeout_ms(const struct hardware *hw);
+void hardware_tick(struct hardware *hw);
+/* SIGTERM to pbus-hwd, SIGKILL after 3 s; frees. Accepts NULL. */
+void hardware_stop(struct hardware *hw);
 
 #endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hardware.c: pbusd starts pbus-hwd, the runner of the schema's hardware
+ * bindings, as a child process once the instance is published, restarts it
+ * if it dies (1 s, doubling up to 30 s between attempts), and stops it
+ * before the instance goes away. The child gets SIGTERM if pbusd dies
+ * (PR_SET_PDEATHSIG), so it never outlives its instance.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pbusd.h"
+
+#define RESTART_FIRST_MS 1000
+#define RESTART_MAX_MS 30000
+#define STABLE_MS 60000  /* a child that ran this long restarts at once */
+#define STOP_GRACE_MS 3000
+
+struct hardware {
+	char *hwd_path;
+	const char *schema_path, *instance;
+	pid_t pid;               /* 0 while not running */
+	int64_t started_ms, restart_at_ms; /* restart_at_ms 0: none planned */
+	unsigned backoff_ms;
+	bool given_up;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool hardware_bindings_present(const struct pbus_schema *schema)
+{
+	for (uint32_t i = 0; i < pbus_schema_param_count(schema); i++)
+		if (pbus_schema_param_extra(schema, i, "hw"))
+			return true;
+	return false;
+}
+
+/* pbus-hwd next to our own executable, else whatever PATH finds. */
+static char *default_hwd_path(void)
+{
+	char self[PATH_MAX], *slash, *path = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = 0;
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			if (asprintf(&path, "%s/pbus-hwd", self) < 0)
+				return NULL;
+			if (access(path, X_OK) == 0)
+				return path;
+			free(path);
+		}
+	}
+	return strdup("pbus-hwd");
+}
+
+static void spawn(struct hardware *hw)
+{
+	pid_t parent = getpid(), pid;
+	char cannot_run[PATH_MAX + 64];
+
+	snprintf(cannot_run, sizeof(cannot_run), "pbusd[%d]: error: cannot run %s (exit 127)\n",
+		 (int)parent, hw->hwd_path);
+	hw->restart_at_ms = 0;
+	pid = fork();
+	if (pid < 0) {
+		log_msg(LOG_ERROR, "cannot start pbus-hwd: %s", strerror(errno));
+		hw->restart_at_ms = now_ms() + hw->backoff_ms;
+		return;
+	}
+	if (pid == 0) {
+		const char *argv[] = {hw->hwd_path, "--schema", hw->schema_path, "--instance",
+				      hw->instance, "--log-level", log_level_name(log_get_level()), NULL};
+		sigset_t none;
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(0); /* pbusd died before the line above */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvp(hw->hwd_path, (char **)argv);
+		/* Only async-signal-safe calls here: another thread of pbusd may
+		 * have held stdio's lock at the fork. */
+		(void)!write(STDERR_FILENO, cannot_run, strlen(cannot_run));
+		_exit(127);
+	}
+	hw->pid = pid;
+	hw->started_ms = now_ms();
+	log_msg(LOG_INFO, "started pbus-hwd (pid %d) for the hardware bindings", (int)pid);
+}
+
+int hardware_start(const char *hwd_path, const char *schema_path, const char *instance,
+		   struct hardware **ret)
+{
+	struct hardware *hw = calloc(1, sizeof(*hw));
+
+	if (!hw)
+		return -ENOMEM;
+	hw->hwd_path = hwd_path ? strdup(hwd_path) : default_hwd_path();
+	if (!hw->hwd_path) {
+		free(hw);
+		return -ENOMEM;
+	}
+	hw->schema_path = schema_path;
+	hw->instance = instance;
+	hw->backoff_ms = RESTART_FIRST_MS;
+	spawn(hw);
+	*ret = hw;
+	return 0;
+}
+
+void hardware_child_exited(struct hardware *hw)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		int64_t ran;
+
+		if (!hw || pid != hw->pid)
+			continue;
+		hw->pid = 0;
+		ran = now_ms() - hw->started_ms;
+		if (WIFEXITED(status) && (WEXITSTATUS(status) == 1 || WEXITSTATUS(status) == 2)) {
+			/* It refused the bindings: restarting cannot help. */
+			log_msg(LOG_ERROR, "pbus-hwd refused the hardware bindings (exit %d, see its "
+				"message above); the bound parameters stay as they are",
+				WEXITSTATUS(status));
+			hw->given_up = true;
+			continue;
+		}
+		if (ran >= STABLE_MS)
+			hw->backoff_ms = RESTART_FIRST_MS;
+		if (WIFSIGNALED(status))
+			log_msg(LOG_WARNING, "pbus-hwd (pid %d) died of %s; restarting in %u ms",
+				(int)pid, strsignal(WTERMSIG(status)), hw->backoff_ms);
+		else
+			log_msg(LOG_WARNING, "pbus-hwd (pid %d) exited with status %d; restarting in %u ms",
+				(int)pid, WEXITSTATUS(status), hw->backoff_ms);
+		hw->restart_at_ms = now_ms() + hw->backoff_ms;
+		hw->backoff_ms = hw->backoff_ms * 2 > RESTART_MAX_MS ? RESTART_MAX_MS : hw->backoff_ms * 2;
+	}
+}
+
+int hardware_timeout_ms(const struct hardware *hw)
+{
+	int64_t left;
+
+	if (!hw || !hw->restart_at_ms)
+		return -1;
+	left = hw->restart_at_ms - now_ms();
+	return left < 0 ? 0 : (int)left;
+}
+
+void hardware_tick(struct hardware *hw)
+{
+	if (hw && hw->restart_at_ms && now_ms() >= hw->restart_at_ms && !hw->pid && !hw->given_up)
+		spawn(hw);
+}
+
+void hardware_stop(struct hardware *hw)
+{
+	int64_t deadline;
+	int status;
+
+	if (!hw)
+		return;
+	if (hw->pid > 0) {
+		kill(hw->pid, SIGTERM);
+		deadline = now_ms() + STOP_GRACE_MS;
+		while (waitpid(hw->pid, &status, WNOHANG) == 0) {
+			if (now_ms() >= deadline) {
+				log_msg(LOG_WARNING, "pbus-hwd (pid %d) ignores SIGTERM; killing it",
+					(int)hw->pid);
+				kill(hw->pid, SIGKILL);
+				waitpid(hw->pid, &status, 0);
+				break;
+			}
+			usleep(10000);
+		}
+	}
+	free(hw->hwd_path);
+	free(hw);
+}

@@ -394,14 +394,15 @@ void binding_failed(struct binding *b, int error, const char *what)
 	int r;
 
 	binding_close(b);
-	if (b->lost && b->last_error == error)
-		return;
+	/* Logged once per loss, not once per retry. */
 	if (!b->lost)
 		log_msg(LOG_WARNING, "%s: %s %s '%s': %s; status invalid, retrying every second",
 			b->info.name, binding_kind_name(b->kind), what, b->device, strerror(-error));
+	else if (b->last_error != error)
+		log_msg(LOG_DEBUG, "%s: still failing: %s", b->info.name, strerror(-error));
 	b->lost = true;
 	b->last_error = error;
-	/* Keep the value, mark it invalid. */
+	/* Keep the value, mark it invalid (again, if a client wrote it since). */
 	r = pbus_param_read(b->param, value, sizeof(value), &sample);
 	if (r >= 0 && r != PBUS_STATUS_INVALID)
 		binding_publish(b, value, sample.length, PBUS_STATUS_INVALID, 0);

@@ -144,8 +144,8 @@ static void *output_thread(void *arg)
 				if (!is_output(b) || b->info.index != index ||
 				    pbus_param_seq(b->param) == b->own_seq)
 					continue;
-				if (b->lost)
-					continue; /* the next check retries it */
+				/* A lost device is tried again at once: it
+				 * may be back, else the status turns invalid. */
 				r = binding_apply_output(b);
 				if (r < 0)
 					binding_failed(b, r, "device");

@@ -77,8 +77,9 @@ class Result:
 class Daemon:
     """One pbusd serving the test schema; started ready, stopped for sure."""
 
-    def __init__(self, ctx, instance, state_dir):
+    def __init__(self, ctx, instance, state_dir, schema=SCHEMA, extra=()):
         self.ctx, self.instance, self.state_dir = ctx, instance, state_dir
+        self.schema, self.extra = schema, list(extra)
         self.proc = None
         self.log_path = os.path.join(ctx.tmp, f"pbusd-{instance}-{len(ctx.daemons)}.log")
 
@@ -87,8 +88,8 @@ class Daemon:
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(
-                [self.ctx.pbusd, "--schema", SCHEMA, "--instance", self.instance,
-                 "--state-dir", self.state_dir, "--notify-fd", str(w)],
+                [self.ctx.pbusd, "--schema", self.schema, "--instance", self.instance,
+                 "--state-dir", self.state_dir, "--notify-fd", str(w)] + self.extra,
                 pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         finally:
             os.close(w)
@@ -190,8 +191,9 @@ class Context:
         return {p["name"]: (p["value"], p["status"], p["timestamp_ns"], p["seq"])
                 for p in self.dump()["parameters"]}
 
-    def start_daemon(self, instance=None, state_dir=None):
-        return Daemon(self, instance or self.instance, state_dir or self.state_dir).start()
+    def start_daemon(self, instance=None, state_dir=None, schema=SCHEMA, extra=()):
+        return Daemon(self, instance or self.instance, state_dir or self.state_dir,
+                      schema, extra).start()
 
     def cleanup(self):
         # SIGTERM: a clean shutdown removes the segment (stop() falls back

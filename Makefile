@@ -9,13 +9,14 @@ PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
 CMAKE_GEN := -G Ninja -DPBUS_PYTHON=$(abspath $(PYTHON))
 
-.PHONY: all deps venv build build-asan build-tsan demo test test-quick bench bench-quick \
+.PHONY: all deps venv build build-asan build-tsan demo demo-hw test test-quick bench bench-quick \
         install format clean help
 
 all: build
 
 help:
 	@echo "make demo         build and run the demo power supply (Ctrl-C stops it)"
+	@echo "make demo-hw      the demo bound to GPIO, I2C and PWM devices, in the test VM"
 	@echo "make test         build everything (plain, ASan/UBSan, TSan) and run every test"
 	@echo "make bench        run the benchmarks (results in $(BUILD)/bench/)"
 	@echo "make bench-quick  run each benchmark briefly (smoke check)"
@@ -46,6 +47,10 @@ build-tsan: venv
 
 demo: build
 	@examples/psu/run-demo $(BUILD)/dev
+
+# The demo bound to hardware: runs in the test VM (docs/hardware-guide.md).
+demo-hw: build
+	@tests/kernel/run -v test-demo-hw
 
 test: build build-asan build-tsan
 	@python3 tests/run-all --build $(BUILD) --venv $(VENV)

@@ -25,3 +25,21 @@ function(pbus_generate name fdepl prefix)
   target_link_libraries(${name}-bindings PUBLIC parambus)
   add_custom_target(${name}-schema ALL DEPENDS ${out}/${name}.pbs)
 endfunction()
+
+# pbus_generate_schema(NAME FDEPL): only the compiled schema NAME.pbs, for a
+# deployment whose C bindings another pbus_generate() already provides (the
+# hardware-bound variant of an instrument, for instance).
+function(pbus_generate_schema name fdepl)
+  get_filename_component(dir ${fdepl} DIRECTORY)
+  file(GLOB sources ${dir}/*.fidl ${dir}/*.fdepl)
+  file(GLOB_RECURSE generator ${PROJECT_SOURCE_DIR}/gen/pbusgen/*.py ${PROJECT_SOURCE_DIR}/gen/pbusgen/templates/*
+       ${PROJECT_SOURCE_DIR}/gen/pbusgen/grammar/*)
+  set(out ${CMAKE_CURRENT_BINARY_DIR})
+  add_custom_command(
+    OUTPUT ${out}/${name}.pbs
+    COMMAND ${PBUS_PYTHON} -m pbusgen --schema ${out}/${name}.pbs ${fdepl}
+    DEPENDS ${sources} ${generator}
+    COMMENT "pbus-gen ${fdepl}"
+    VERBATIM)
+  add_custom_target(${name}-schema ALL DEPENDS ${out}/${name}.pbs)
+endfunction()

@@ -2,14 +2,17 @@
 
 Run after the model is built and before any back end; the first problem
 found is raised as a GenError naming the file, line and column of the
-deployment key (or Franca element) at fault.
+deployment key (or Franca element) at fault. A hardware binding's problems
+with its parameter (type, readonly, a line bound twice) are reported at its
+`HwBinding` key.
 """
 
 import re
 from typing import Dict
 
-from .errors import GenError
-from .model import EnumValue, Model, Parameter
+from . import deployment as D
+from .errors import GenError, shown
+from .model import INT_RANGES, EnumValue, Model, Parameter
 
 MAX_PARAMS = 65535
 MAX_NAME_BYTES = 127
@@ -82,6 +85,71 @@ def _check_param(p: Parameter) -> None:
                              f"{p.size} for '{name}'")
 
 
+_UNSIGNED = {"uint8", "uint16", "uint32", "uint64"}
+_NUMERIC = set(INT_RANGES) | {"float", "double"}
+_NEVER_BOUND = {"string": "strings", "bytes": "byte buffers", "enum": "enumerations"}
+
+# Per binding kind: the element types it takes, the same in words, whether
+# the parameter must be readonly (else writable), and why.
+_HW_TYPES = {
+    D.GPIO_OUTPUT: ({"bool"}, "a Boolean attribute", False,
+                    "it drives the line from the parameter"),
+    D.GPIO_INPUT: ({"bool"} | _UNSIGNED, "a Boolean or unsigned integer (UInt8, "
+                   "UInt16, UInt32, UInt64) attribute", True,
+                   "the line writes the parameter"),
+    D.I2C_REGISTER: (_NUMERIC, "an integer or floating-point attribute", True,
+                     "the register writes the parameter"),
+    D.PWM_DUTY: (_NUMERIC, "an integer or floating-point attribute", False,
+                 "it drives the channel from the parameter"),
+}
+
+
+def _check_hw(p: Parameter) -> None:
+    b = p.hw
+    name = p.name
+    if p.is_array or p.element in _NEVER_BOUND:
+        what = "arrays" if p.is_array else _NEVER_BOUND[p.element]
+        raise GenError(b.loc, f"'{name}' of type {p.franca_type} cannot be bound to "
+                              f"hardware: {what} never are")
+    types, words, readonly, why = _HW_TYPES[b.kind]
+    kind = D.article(b.kind)
+    if p.element not in types:
+        raise GenError(b.loc, f"{kind} binding needs {words}; '{name}' is of type "
+                              f"{p.franca_type}")
+    if readonly and not p.readonly:
+        raise GenError(b.loc, f"{kind} binding needs a readonly attribute ({why}); "
+                              f"'{name}' is writable")
+    if not readonly and p.readonly:
+        raise GenError(b.loc, f"{kind} binding needs a writable attribute ({why}); "
+                              f"'{name}' is readonly")
+
+
+def _check_hw_shared(model: Model) -> None:
+    """A GPIO line or a PWM channel drives or feeds one parameter; several
+    I2C registers may share a device."""
+    taken: Dict[tuple, Parameter] = {}
+    for p in model.parameters:
+        b = p.hw
+        if b is None:
+            continue
+        if b.kind in (D.GPIO_OUTPUT, D.GPIO_INPUT):
+            # a name and an offset are never compared: which offset a name
+            # has is known only on the running system
+            key = ("gpio", b.device, b.line)
+            what = (f"GPIO line \"{shown(b.line)}\"" if isinstance(b.line, str)
+                    else f"GPIO line offset {b.line}")
+        elif b.kind == D.PWM_DUTY:
+            key, what = ("pwm", b.device, b.channel), f"PWM channel {b.channel}"
+        else:
+            continue
+        first = taken.get(key)
+        if first is not None:
+            raise GenError(b.loc, f"{what} of device \"{shown(b.device)}\" is "
+                                  f"already bound to '{first.name}' (at "
+                                  f"{first.hw.loc}); '{p.name}' cannot bind it too")
+        taken[key] = p
+
+
 def check(model: Model) -> None:
     if len(model.parameters) > MAX_PARAMS:
         raise GenError(model.interface.loc, f"interface '{model.interface.fqn}' has "
@@ -89,6 +157,9 @@ def check(model: Model) -> None:
                        f"{MAX_PARAMS}")
     for p in model.parameters:
         _check_param(p)
+        if p.hw is not None:
+            _check_hw(p)
+    _check_hw_shared(model)
 
     # Every C identifier the back end will print must be unique.
     seen: Dict[str, str] = {}

@@ -1,24 +1,31 @@
 """The parambus deployment specification, `parambus.deployment`.
 
-The keys a .fdepl may set are listed in one table, KEYS: adding a key is one
-line here (plus the code in params.py that gives it a meaning). A key that
-is not in the table is an error, unless its name starts with one of the
-RESERVED_NAMESPACES, which are kept for keys to come (SCPI keywords,
-hardware bindings, fleet topics): those are accepted, warned about, and
-ignored. docs/deployment-spec.md describes every key.
+The keys a .fdepl may set are listed in two tables: KEYS for the keys that
+describe a parameter (adding one is one line here plus the code in
+params.py that gives it a meaning) and HW_KEYS for the hardware-binding keys
+(`Hw...`), which this module turns into a model.HwBinding by itself. A key
+that is in neither table is an error, unless its name starts with one of the
+RESERVED_NAMESPACES, which are kept for keys to come (SCPI keywords, fleet
+topics): those are accepted, warned about, and ignored. An unknown `Hw...`
+key is an error with a suggestion, since that namespace is implemented.
+docs/deployment-spec.md describes every key.
 
 This module checks the structure of the file (which interface, which
 sections, which keys) and converts values; params.py applies them to
-parameters and checks.py checks how they fit together.
+parameters and checks.py checks how they fit together (including the type
+rules of hardware bindings and lines bound twice).
 """
 
+import difflib
+import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 from . import syntax as S
 from .errors import Diagnostics, GenError, Location, shown
-from .model import INT_RANGES, EnumType, EnumValue, Interface
+from .model import INT_RANGES, EnumType, EnumValue, HwBinding, Interface
 
 SPEC_NAME = "parambus.deployment"
 
@@ -60,7 +67,9 @@ KEYS: Dict[str, Key] = {k.name: k for k in (
 )}
 
 # Key name prefixes reserved for later parts of parambus.
-RESERVED_NAMESPACES = ("Scpi", "Hw", "Fleet")
+RESERVED_NAMESPACES = ("Scpi", "Fleet")
+# The prefix of the hardware-binding keys (HW_KEYS, below).
+HW_NAMESPACE = "Hw"
 
 DEFAULT_MAX_SIZE = {"string": 64, "bytes": 256}
 DEFAULT_MAX_LENGTH = 16
@@ -75,11 +84,21 @@ _APPLIES_WORDS = {
 _GROUP_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 
 
+def _in_namespace(key: str, ns: str) -> bool:
+    return key.startswith(ns) and (len(key) == len(ns) or key[len(ns)].isupper())
+
+
 def reserved_namespace(key: str) -> Optional[str]:
     for ns in RESERVED_NAMESPACES:
-        if key.startswith(ns) and (len(key) == len(ns) or key[len(ns)].isupper()):
+        if _in_namespace(key, ns):
             return ns
     return None
+
+
+def inheritable(key: str) -> bool:
+    """Whether a key written on a struct attribute applies to its fields;
+    every other key belongs to leaves."""
+    return key in KEYS and KEYS[key].inheritable
 
 
 @dataclass
@@ -110,6 +129,19 @@ def _props(items, owner: str, diag: Diagnostics, allow_fields: bool,
             continue
         if item.key in section.props:
             raise GenError(item.loc, f"duplicate key '{item.key}' in {owner}")
+        if item.key in HW_KEYS:
+            if not allow_fields:
+                raise GenError(item.loc, f"'{item.key}' does not apply to {owner}: "
+                                         "hardware bindings belong to attributes "
+                                         "and their fields")
+            section.props[item.key] = item
+            continue
+        if _in_namespace(item.key, HW_NAMESPACE):
+            close = difflib.get_close_matches(item.key, list(HW_KEYS), n=1)
+            hint = (f"; did you mean '{close[0]}'?" if close else
+                    ", expected one of " + ", ".join(HW_KEYS))
+            raise GenError(item.loc, f"unknown hardware binding key '{item.key}' "
+                                     f"in {owner}{hint}")
         if item.key not in KEYS:
             ns = reserved_namespace(item.key)
             if ns is None:
@@ -298,3 +330,191 @@ def value(v: S.DValue, element: str, is_array: bool, enum: Optional[EnumType],
                                   "an array '{a, b, ...}'")
         return [scalar_value(i, element, enum, key, where, int_range) for i in v.value]
     return scalar_value(v, element, enum, key, where, int_range)
+
+
+# --- hardware bindings ---------------------------------------------------
+#
+# `HwBinding = KIND` in an attribute or field section binds that parameter to
+# a device; the other Hw keys configure the binding. Each key applies to some
+# kinds only, has a default or is required, and is converted by a function
+# of (value, key name, where). HW_KEYS is in the order of the spec's table,
+# which is also the order of the compiled schema's `hw-*` keys.
+
+GPIO_OUTPUT = "gpio_output"
+GPIO_INPUT = "gpio_input"
+I2C_REGISTER = "i2c_register"
+PWM_DUTY = "pwm_duty"
+HW_KINDS = (GPIO_OUTPUT, GPIO_INPUT, I2C_REGISTER, PWM_DUTY)
+_GPIO = (GPIO_OUTPUT, GPIO_INPUT)
+_SCALED = (I2C_REGISTER, PWM_DUTY)
+
+MAX_DEVICE_BYTES = 255
+MAX_LINE_NAME_BYTES = 31        # the kernel's GPIO_MAX_NAME_SIZE, less the NUL
+MAX_LINE_OFFSET = 4095
+MAX_RATE_HZ = 1000
+
+
+def article(kind: str) -> str:
+    """'a gpio_output', 'an i2c_register'."""
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def _and(words) -> str:
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _text(v: S.DValue, key: str, where: str, what: str, limit: int) -> str:
+    s = string(v, key, where)
+    if not s:
+        raise GenError(v.loc, f"'{key}' of {where}: the {what} is empty")
+    size = len(s.encode("utf-8"))
+    if size > limit:
+        raise GenError(v.loc, f"'{key}' of {where}: the {what} is {size} bytes "
+                              f"long, above the limit of {limit}")
+    if any(unicodedata.category(c) == "Cc" for c in s):
+        raise GenError(v.loc, f"'{key}' of {where}: the {what} \"{shown(s)}\" "
+                              "contains a control character")
+    return s
+
+
+def _hw_device(v: S.DValue, key: str, where: str) -> str:
+    return _text(v, key, where, "device name", MAX_DEVICE_BYTES)
+
+
+def _hw_line(v: S.DValue, key: str, where: str):
+    if v.kind == "string":
+        return _text(v, key, where, "line name", MAX_LINE_NAME_BYTES)
+    if v.kind == "int" and 0 <= v.value <= MAX_LINE_OFFSET:
+        return v.value
+    raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected a line "
+                          "name in double quotes or a line offset from 0 to "
+                          f"{MAX_LINE_OFFSET}")
+
+
+def _hw_boolean(v: S.DValue, key: str, where: str) -> bool:
+    return boolean(v, key, where)
+
+
+def _hw_choice(*choices: str) -> Callable:
+    def convert(v: S.DValue, key: str, where: str) -> str:
+        if v.kind == "ident" and v.value in choices:
+            return v.value
+        raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected "
+                              "one of " + ", ".join(choices))
+    return convert
+
+
+def _hw_integer(lo: int, hi: int) -> Callable:
+    def convert(v: S.DValue, key: str, where: str) -> int:
+        if v.kind == "int" and lo <= v.value <= hi:
+            return v.value
+        raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected an "
+                              f"integer from {lo} to {hi}")
+    return convert
+
+
+def _hw_width(v: S.DValue, key: str, where: str) -> int:
+    if v.kind == "int" and v.value in (8, 16, 32):
+        return v.value
+    raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected 8, 16 "
+                          "or 32 (bits)")
+
+
+def _hw_number(accept: Callable[[float], bool], expected: str) -> Callable:
+    """A number that a C double holds exactly as written (finite), kept as a
+    float."""
+    def convert(v: S.DValue, key: str, where: str) -> float:
+        if v.kind in ("int", "float"):
+            try:
+                x = float(v.value)
+            except OverflowError:       # an integer literal beyond a double
+                x = math.inf
+            if math.isfinite(x) and accept(x):
+                return x
+        raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected "
+                              f"{expected}")
+    return convert
+
+
+@dataclass(frozen=True)
+class HwKey:
+    name: str                       # "HwLine"
+    attr: str                       # the model.HwBinding field: "line"
+    kinds: Tuple[str, ...]          # the binding kinds it applies to
+    convert: Callable               # (DValue, key, where) -> value
+    required: bool = False
+    default: object = None          # when not required and not written
+
+
+HW_KEYS: Dict[str, HwKey] = {k.name: k for k in (
+    HwKey("HwBinding", "kind", HW_KINDS, _hw_choice(*HW_KINDS), required=True),
+    HwKey("HwDevice", "device", HW_KINDS, _hw_device, required=True),
+    HwKey("HwLine", "line", _GPIO, _hw_line, required=True),
+    HwKey("HwActiveLow", "active_low", _GPIO, _hw_boolean, default=False),
+    HwKey("HwBias", "bias", _GPIO,
+          _hw_choice("as_is", "disabled", "pull_up", "pull_down"), default="as_is"),
+    HwKey("HwDrive", "drive", (GPIO_OUTPUT,),
+          _hw_choice("push_pull", "open_drain", "open_source"), default="push_pull"),
+    HwKey("HwEdges", "edges", (GPIO_INPUT,),
+          _hw_choice("both", "rising", "falling"), default="both"),
+    HwKey("HwDebounceUs", "debounce_us", (GPIO_INPUT,), _hw_integer(0, 1000000),
+          default=0),
+    HwKey("HwAddress", "address", (I2C_REGISTER,), _hw_integer(0, 0x3ff),
+          required=True),
+    HwKey("HwRegister", "register", (I2C_REGISTER,), _hw_integer(0, 255),
+          required=True),
+    HwKey("HwWidth", "width", (I2C_REGISTER,), _hw_width, default=8),
+    HwKey("HwByteOrder", "byte_order", (I2C_REGISTER,), _hw_choice("big", "little"),
+          default="big"),
+    HwKey("HwSigned", "signed", (I2C_REGISTER,), _hw_boolean, default=False),
+    HwKey("HwRateHz", "rate_hz", (I2C_REGISTER,),
+          _hw_number(lambda x: 0 < x <= MAX_RATE_HZ,
+                     f"a number above 0 and at most {MAX_RATE_HZ}"), default=10.0),
+    HwKey("HwChannel", "channel", (PWM_DUTY,), _hw_integer(0, 1023), default=0),
+    HwKey("HwPeriodNs", "period_ns", (PWM_DUTY,), _hw_integer(1, 10**12),
+          required=True),
+    HwKey("HwPolarity", "polarity", (PWM_DUTY,), _hw_choice("normal", "inversed"),
+          default="normal"),
+    HwKey("HwScale", "scale", _SCALED,
+          _hw_number(lambda x: x != 0, "a non-zero number"), default=1.0),
+    HwKey("HwOffset", "offset", _SCALED,
+          _hw_number(lambda x: True, "a number"), default=0.0),
+)}
+
+
+def hw_binding(props: Dict[str, S.DProperty], where: str) -> Optional[HwBinding]:
+    """The hardware binding that the Hw keys of one leaf's section describe
+    (None without Hw keys). Checks which keys the binding's kind takes and
+    converts their values; the type rules are for checks.py."""
+    written = [prop for key, prop in props.items() if key in HW_KEYS]
+    if not written:
+        return None
+    kind_prop = props.get("HwBinding")
+    if kind_prop is None:
+        first = written[0]
+        raise GenError(first.loc, f"'{first.key}' of {where} needs 'HwBinding' in "
+                                  "the same section (" + ", ".join(HW_KINDS) + ")")
+    kind = HW_KEYS["HwBinding"].convert(kind_prop.value, "HwBinding", where)
+    binding = HwBinding(kind=kind, loc=kind_prop.loc)
+    missing = []
+    for key in HW_KEYS.values():
+        if key.name == "HwBinding":
+            continue
+        prop = props.get(key.name)
+        if kind not in key.kinds:
+            if prop is not None:
+                raise GenError(prop.loc, f"'{key.name}' does not apply to "
+                                         f"{article(kind)} binding (only to "
+                                         f"{_and(key.kinds)})")
+            continue
+        if prop is not None:
+            setattr(binding, key.attr, key.convert(prop.value, key.name, where))
+        elif key.required:
+            missing.append(f"'{key.name}'")
+        else:
+            setattr(binding, key.attr, key.default)
+    if missing:
+        raise GenError(kind_prop.loc, f"'HwBinding' of {where}: {article(kind)} "
+                                      f"binding needs {_and(missing)}")
+    return binding

@@ -1,13 +1,15 @@
 """Back end: the compiled schema text (.pbs), docs/schema-format.md.
 
 Formats the model's parameters as records; holds no naming logic. Keys are
-written in the order of the spec's key table; numbers in the shortest form
-that reads back to the same value (C strtod/strtoll syntax).
+written in the order of the spec's key table, a hardware binding's `hw*`
+keys last (all the keys of its kind, in the order of their table); numbers
+in the shortest form that reads back to the same value (C strtod/strtoll
+syntax).
 """
 
 from typing import Any, List
 
-from .model import EnumValue, Model, Parameter
+from .model import EnumValue, HwBinding, Model, Parameter
 
 FORMAT_VERSION = 1
 FNV_OFFSET = 0xcbf29ce484222325
@@ -59,6 +61,42 @@ def _scalar(v: Any) -> str:
     return number(v)
 
 
+# The hardware binding keys in the order of docs/schema-format.md:
+# (schema key, HwBinding field). A key whose field is None (not of the
+# binding's kind) is not written; `line` is `hw-line` for a name and
+# `hw-line-offset` for an offset.
+_HW_KEYS = (
+    ("hw", "kind"), ("hw-device", "device"), ("hw-line", "line"),
+    ("hw-active-low", "active_low"), ("hw-bias", "bias"), ("hw-drive", "drive"),
+    ("hw-edges", "edges"), ("hw-debounce-us", "debounce_us"),
+    ("hw-address", "address"), ("hw-register", "register"), ("hw-width", "width"),
+    ("hw-byte-order", "byte_order"), ("hw-signed", "signed"),
+    ("hw-rate-hz", "rate_hz"), ("hw-channel", "channel"),
+    ("hw-period-ns", "period_ns"), ("hw-polarity", "polarity"),
+    ("hw-scale", "scale"), ("hw-offset", "offset"),
+)
+# Fields holding a choice: the schema spells `pull_up` as `pull-up`.
+_HW_CHOICES = {"kind", "bias", "drive", "edges", "byte_order", "polarity"}
+
+
+def _hw(b: HwBinding) -> List[str]:
+    tokens = []
+    for key, attr in _HW_KEYS:
+        v = getattr(b, attr)
+        if v is None:
+            continue
+        if attr in _HW_CHOICES:
+            text = encode(v.replace("_", "-"))
+        elif attr == "line" and not isinstance(v, str):
+            key, text = "hw-line-offset", number(v)
+        elif isinstance(v, str):
+            text = encode(v)
+        else:
+            text = number(v)
+        tokens.append(f"{key}={text}")
+    return tokens
+
+
 def _param(p: Parameter) -> str:
     tokens = ["param", encode(p.name), p.type]
     if p.size is not None:
@@ -87,6 +125,8 @@ def _param(p: Parameter) -> str:
         tokens.append(f"group={encode(p.group)}")
     if p.desc:
         tokens.append(f"desc={encode(p.desc)}")
+    if p.hw is not None:
+        tokens.extend(_hw(p.hw))
     return " ".join(tokens)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import syntax as S
-from .errors import GenError, Location
+from .errors import GenError, Location, shown
 from .frontend import parse_fdepl, parse_fidl
 
 # The deployment specification is built into pbus-gen (deployment.py). A
@@ -78,8 +78,10 @@ class Loader:
         for c in candidates:
             if os.path.isfile(c):
                 return c
-        where = ", ".join(f"'{c}'" for c in candidates)
-        raise GenError(loc, f"imported file '{uri}' not found (looked for {where})")
+        # shown(): an import string may hold a line break; a message is one line
+        where = ", ".join(f"'{shown(c, 4096)}'" for c in candidates)
+        raise GenError(loc, f"imported file '{shown(uri, 4096)}' not found "
+                            f"(looked for {where})")
 
     def load_fidl(self, path: str, loc: Optional[Location] = None) -> S.FidlFile:
         real = os.path.realpath(path)

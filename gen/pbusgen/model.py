@@ -261,6 +261,35 @@ class Interface:
 # --- parameters ------------------------------------------------------------
 
 @dataclass(eq=False)
+class HwBinding:
+    """How pbus-hwd connects a parameter to a device (docs/deployment-spec.md,
+    "Hardware bindings"). Every key of the binding's kind holds its value,
+    defaults filled in; the keys of other kinds are None. Choices keep their
+    deployment spelling ("pull_up"); the schema back end writes them."""
+
+    kind: str                       # gpio_output, gpio_input, i2c_register, pwm_duty
+    loc: Location                   # the HwBinding key
+    device: str = ""
+    line: Union[str, int, None] = None  # a line name (str) or offset (int)
+    active_low: Optional[bool] = None
+    bias: Optional[str] = None
+    drive: Optional[str] = None
+    edges: Optional[str] = None
+    debounce_us: Optional[int] = None
+    address: Optional[int] = None
+    register: Optional[int] = None
+    width: Optional[int] = None
+    byte_order: Optional[str] = None
+    signed: Optional[bool] = None
+    rate_hz: Optional[float] = None
+    channel: Optional[int] = None
+    period_ns: Optional[int] = None
+    polarity: Optional[str] = None
+    scale: Optional[float] = None
+    offset: Optional[float] = None
+
+
+@dataclass(eq=False)
 class Parameter:
     index: int
     name: str                       # "limits.voltage"
@@ -282,6 +311,7 @@ class Parameter:
     update_class: str = "setting"
     group: Optional[str] = None
     desc: Optional[str] = None
+    hw: Optional[HwBinding] = None  # a hardware binding, if the deployment has one
     attribute: Optional[Attribute] = None
     franca_type: Optional[Type] = None
     loc: Optional[Location] = None  # the Franca attribute or field

@@ -3,9 +3,10 @@
 Each attribute of the chosen interface, inherited ones first, becomes one or
 more parameters in declaration order: a scalar attribute one parameter, a
 struct attribute one per leaf field (`attr.field.sub`, inherited fields
-first). The deployment's keys are applied here; how they fit together
-(default within limits, ...) is for checks.py. The model built here carries
-every name the back ends print, C identifiers included (naming.py).
+first). The deployment's keys are applied here, hardware bindings included;
+how they fit together (default within limits, binding on a suitable type,
+...) is for checks.py. The model built here carries every name the back ends
+print, C identifiers included (naming.py).
 """
 
 from typing import Dict, List, Optional, Tuple
@@ -97,7 +98,7 @@ class _Builder:
             inherit = dict(inherited)
             if sec is not None:
                 for key, prop in sec.props.items():
-                    if not D.KEYS[key].inheritable:
+                    if not D.inheritable(key):
                         raise GenError(prop.loc, f"'{key}' applies to the fields of "
                                        f"struct '{name}'; put it in a 'field NAME "
                                        "{ ... }' section")
@@ -181,6 +182,10 @@ class _Builder:
                 p.count = D.integer(v, key, where)
             else:
                 raise AssertionError(key)
+        p.hw = D.hw_binding(props, where)
+        for key in D.HW_KEYS:
+            if key in props:
+                p.origins[key] = props[key].loc
         return p
 
 

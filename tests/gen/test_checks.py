@@ -264,14 +264,14 @@ def test_several_interfaces_need_a_choice(error_of):
 
 def test_reserved_namespace_key_is_a_warning(model_of, tmp_path):
     write(tmp_path, {"psu.fidl": PSU})
-    files = {"psu.fdepl": depl('attribute vset { ScpiKeyword = "VOLT" HwI2cRegister = 3 }')}
+    files = {"psu.fdepl": depl('attribute vset { ScpiKeyword = "VOLT" FleetTopic = 3 }')}
     write(tmp_path, files)
     model, diag = build("psu.fdepl")
     assert [str(w) for w in diag.warnings] == [
         "psu.fdepl:3:18: warning: key 'ScpiKeyword' belongs to the reserved namespace "
         "'Scpi' and is not implemented yet; ignored",
-        "psu.fdepl:3:39: warning: key 'HwI2cRegister' belongs to the reserved namespace "
-        "'Hw' and is not implemented yet; ignored"]
+        "psu.fdepl:3:39: warning: key 'FleetTopic' belongs to the reserved namespace "
+        "'Fleet' and is not implemented yet; ignored"]
     assert model.parameters[0].unit is None
 
 

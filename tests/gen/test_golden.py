@@ -15,6 +15,7 @@ from pbusgen.emit_schema import encode, schema_hash
 CASES = {
     # name: (input relative to the repository root, extra options)
     "psu": ("examples/psu/psu.fdepl", ["--prefix", "psu"]),
+    "psu-hw": ("examples/psu/psu-hw.fdepl", ["--prefix", "psu"]),
     "alltypes": ("tests/gen/fixtures/alltypes/alltypes.fdepl", []),
 }
 

@@ -30,11 +30,13 @@ const char psu_schema_text[] =
 	"param ovp_level double unit=V min=1 max=33 step=0.01 default=33 flags=persistent class=setting group=instrument desc=Over-voltage%20protection%20level.\n"
 	"param limits.voltage double unit=V min=0 max=30 default=30 flags=persistent class=rare group=instrument desc=Highest%20voltage%20setpoint%20accepted.\n"
 	"param limits.current double unit=A min=0 max=5 default=5 flags=persistent class=rare group=instrument desc=Highest%20current%20setpoint%20accepted.\n"
+	"param fan_duty float unit=%25 min=0 max=100 step=1 default=30 flags=persistent class=setting group=instrument desc=Cooling%20fan%20drive%2C%20in%20percent%20of%20full%20speed.\n"
 	"param output_state enum enum=com.example.psu.PowerSupply.OutputState default=OFF flags=readonly class=rare desc=What%20the%20output%20stage%20is%20doing.\n"
 	"param trip_cause enum enum=com.example.psu.PsuTypes.TripCause default=NONE flags=readonly class=rare desc=Why%20the%20output%20last%20tripped.\n"
 	"param measured_voltage double unit=V flags=readonly class=live desc=Measured%20output%20voltage.\n"
 	"param measured_current double unit=A flags=readonly class=live desc=Measured%20output%20current.\n"
 	"param temperature float unit=degC min=-40 max=150 flags=readonly class=live desc=Heat-sink%20temperature.\n"
+	"param interlock_open bool default=false flags=readonly class=rare desc=The%20rear-panel%20safety%20interlock%20is%20open.\n"
 	"param status_text string size=128 default= flags=readonly,nosubscriptions class=rare desc=Latest%20status%20or%20alarm%20message%2C%20empty%20when%20all%20is%20well.\n";
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
@@ -128,4 +130,11 @@ int psu_set_limits_current(const struct psu *handle, double value)
 	if (handle == NULL)
 		return -EINVAL;
 	return pbus_param_set_double(handle->params[PSU_LIMITS_CURRENT], value);
+}
+
+int psu_set_fan_duty(const struct psu *handle, float value)
+{
+	if (handle == NULL)
+		return -EINVAL;
+	return pbus_param_set_float(handle->params[PSU_FAN_DUTY], value);
 }

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* FNV-1a-64 of the compiled schema (docs/schema-format.md). */
-#define PSU_SCHEMA_HASH UINT64_C(0x2b5677e9432106b8)
+#define PSU_SCHEMA_HASH UINT64_C(0x0e6f9361648814d4)
 
 /* Parameter indexes, for pbus_table_param() and psu_param(). */
 enum psu_param_index {
@@ -42,13 +42,15 @@ enum psu_param_index {
 	PSU_OVP_LEVEL = 7,
 	PSU_LIMITS_VOLTAGE = 8,
 	PSU_LIMITS_CURRENT = 9,
-	PSU_OUTPUT_STATE = 10,
-	PSU_TRIP_CAUSE = 11,
-	PSU_MEASURED_VOLTAGE = 12,
-	PSU_MEASURED_CURRENT = 13,
-	PSU_TEMPERATURE = 14,
-	PSU_STATUS_TEXT = 15,
-	PSU_PARAM_COUNT = 16
+	PSU_FAN_DUTY = 10,
+	PSU_OUTPUT_STATE = 11,
+	PSU_TRIP_CAUSE = 12,
+	PSU_MEASURED_VOLTAGE = 13,
+	PSU_MEASURED_CURRENT = 14,
+	PSU_TEMPERATURE = 15,
+	PSU_INTERLOCK_OPEN = 16,
+	PSU_STATUS_TEXT = 17,
+	PSU_PARAM_COUNT = 18
 };
 
 /* Capacities: bytes of string and byte-buffer parameters, elements of arrays. */
@@ -177,6 +179,13 @@ static inline int psu_get_limits_current(const struct psu *handle, double *ret)
 }
 int psu_set_limits_current(const struct psu *handle, double value);
 
+/* fan_duty: float, %, 0..100, persistent, setting. Cooling fan drive, in percent of full speed. */
+static inline int psu_get_fan_duty(const struct psu *handle, float *ret)
+{
+	return pbus_param_get_float(handle->params[PSU_FAN_DUTY], ret);
+}
+int psu_set_fan_duty(const struct psu *handle, float value);
+
 /* output_state: enum com.example.psu.PowerSupply.OutputState, readonly, rare. What the output stage is doing. */
 static inline int psu_get_output_state(const struct psu *handle, enum psu_output_state *ret)
 {
@@ -213,6 +222,12 @@ static inline int psu_get_measured_current(const struct psu *handle, double *ret
 static inline int psu_get_temperature(const struct psu *handle, float *ret)
 {
 	return pbus_param_get_float(handle->params[PSU_TEMPERATURE], ret);
+}
+
+/* interlock_open: bool, readonly, rare. The rear-panel safety interlock is open. */
+static inline int psu_get_interlock_open(const struct psu *handle, bool *ret)
+{
+	return pbus_param_get_bool(handle->params[PSU_INTERLOCK_OPEN], ret);
 }
 
 /* status_text: string, at most 128 bytes, readonly, nosubscriptions, rare. Latest status or alarm message, empty when all is well. */

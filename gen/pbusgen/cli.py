@@ -73,6 +73,11 @@ def write_if_changed(path: str, text: str) -> bool:
     """Write `text` to `path` unless it already holds exactly that; the
     write is atomic (temporary file, then rename). Returns True if written."""
     data = text.encode("utf-8")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # /dev/stdout, a pipe, a terminal: written through, never read.
+        with open(path, "wb") as f:
+            f.write(data)
+        return True
     try:
         with open(path, "rb") as f:
             if f.read() == data:

@@ -256,7 +256,12 @@ def number(v: S.DValue, element: str, key: str, where: str,
             raise GenError(v.loc, f"'{key}' of {where}: {v.value} out of range "
                                   f"of {element}")
         return v.value
-    value = float(v.value)
+    try:
+        value = float(v.value)
+    except OverflowError:               # an integer literal beyond a double
+        value = math.inf
+    if not math.isfinite(value):
+        raise GenError(v.loc, f"'{key}' of {where}: the number is out of range of {element}")
     if element == "float" and abs(value) > 3.4028234663852886e38:
         raise GenError(v.loc, f"'{key}' of {where}: {v.value} out of range of float")
     return v.value if v.kind == "int" else value

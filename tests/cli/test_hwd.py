@@ -247,6 +247,7 @@ def main():
     ap.add_argument("build", help="build folder with daemon/pbusd, daemon/pbus-hwd, tools/pbus")
     ap.add_argument("--only", help="run the tests whose name contains this text")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--name", default="hwd", help="prefix of the test names (asan/hwd for a sanitizer build)")
     args = ap.parse_args()
 
     ctx = Context(args.build, args.verbose)
@@ -255,7 +256,7 @@ def main():
     try:
         for exe in (ctx.pbus, ctx.pbusd, hwd_path(ctx)):
             if not os.access(exe, os.X_OK):
-                print(f"FAIL: hwd/setup: {exe} not built")
+                print(f"FAIL: {args.name}/setup: {exe} not built")
                 return 1
         for fn in TESTS:
             name = fn.__name__.rstrip("_").replace("_", "-")
@@ -263,14 +264,25 @@ def main():
                 continue
             try:
                 fn(ctx)
-                print(f"PASS: hwd/{name}", flush=True)
+                print(f"PASS: {args.name}/{name}", flush=True)
             except Failure as e:
                 failed += 1
-                print(f"FAIL: hwd/{name}: {e}", flush=True)
+                print(f"FAIL: {args.name}/{name}: {e}", flush=True)
             except Exception as e:
                 failed += 1
-                print(f"FAIL: hwd/{name}: {type(e).__name__}: {e}", flush=True)
+                print(f"FAIL: {args.name}/{name}: {type(e).__name__}: {e}", flush=True)
                 traceback.print_exc(file=sys.stdout)
+        # In a sanitizer build a report may come from pbus-hwd, whose death
+        # pbusd covers up by restarting it: read every daemon's log.
+        reports = []
+        for d in ctx.daemons:
+            with open(d.log_path, errors="replace") as f:
+                reports += [line for line in f if "Sanitizer" in line or "runtime error:" in line]
+        if reports:
+            failed += 1
+            print(f"FAIL: {args.name}/sanitizer-reports: {reports[0]}", flush=True)
+        else:
+            print(f"PASS: {args.name}/sanitizer-reports", flush=True)
     finally:
         ctx.cleanup()
     return 1 if failed else 0

@@ -40,6 +40,13 @@ static const char usage[] =
 	"                         burst of changes makes one save (default 20)\n"
 	"      --notify-fd FD     write \"READY=1\\n\" to FD once the table is\n"
 	"                         published, then close FD\n"
+	"      --socket-dir DIR   where NAME.sock is made (default: $PBUS_SOCKET_DIR,\n"
+	"                         else /run/parambus for root, else\n"
+	"                         $XDG_RUNTIME_DIR/parambus or /tmp/parambus-UID)\n"
+	"      --no-socket        serve no socket (only the shared-memory table)\n"
+	"      --max-clients N    socket clients at once (default 256)\n"
+	"      --max-frame BYTES  largest message (default 1048576; 4096..67108864)\n"
+	"      --max-subscriptions N  per client (default 64)\n"
 	"      --no-hardware      do not start pbus-hwd for the schema's hardware\n"
 	"                         bindings (they start by default when it has any)\n"
 	"      --hwd PATH         the pbus-hwd to run (default: the one next to\n"
@@ -53,7 +60,8 @@ static const char usage[] =
 
 struct options {
 	const char *schema, *instance, *state_dir, *group, *hwd_path;
-	bool no_hardware;
+	bool no_hardware, no_socket;
+	struct server_options server;
 	unsigned mode;
 	unsigned save_delay_ms;
 	int notify_fd;
@@ -82,7 +90,8 @@ static int parse_unsigned(const char *text, int base, unsigned long max, unsigne
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD, OPT_NO_HARDWARE, OPT_HWD };
+	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD, OPT_NO_HARDWARE, OPT_HWD, OPT_SOCKET_DIR,
+	       OPT_NO_SOCKET, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_SUBSCRIPTIONS };
 	static const struct option longopts[] = {
 		{"schema", required_argument, NULL, 's'},
 		{"instance", required_argument, NULL, 'i'},
@@ -93,6 +102,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
 		{"no-hardware", no_argument, NULL, OPT_NO_HARDWARE},
 		{"hwd", required_argument, NULL, OPT_HWD},
+		{"socket-dir", required_argument, NULL, OPT_SOCKET_DIR},
+		{"no-socket", no_argument, NULL, OPT_NO_SOCKET},
+		{"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+		{"max-frame", required_argument, NULL, OPT_MAX_FRAME},
+		{"max-subscriptions", required_argument, NULL, OPT_MAX_SUBSCRIPTIONS},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -127,6 +141,23 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_HARDWARE: o->no_hardware = true; break;
 		case OPT_HWD: o->hwd_path = optarg; break;
+		case OPT_SOCKET_DIR: o->server.socket_dir = optarg; break;
+		case OPT_NO_SOCKET: o->no_socket = true; break;
+		case OPT_MAX_CLIENTS:
+			if (parse_unsigned(optarg, 10, 100000, &v) < 0 || v == 0)
+				return usage_error("--max-clients '%s' is not 1..100000", optarg);
+			o->server.max_clients = (uint32_t)v;
+			break;
+		case OPT_MAX_FRAME:
+			if (parse_unsigned(optarg, 10, 64ul << 20, &v) < 0 || v < 4096)
+				return usage_error("--max-frame '%s' is not 4096..67108864", optarg);
+			o->server.max_frame = (uint32_t)v;
+			break;
+		case OPT_MAX_SUBSCRIPTIONS:
+			if (parse_unsigned(optarg, 10, 100000, &v) < 0 || v == 0)
+				return usage_error("--max-subscriptions '%s' is not 1..100000", optarg);
+			o->server.max_subscriptions = (uint32_t)v;
+			break;
 		case 'l':
 			if (log_parse_level(optarg, &level) < 0)
 				return usage_error("--log-level '%s': use error, warning, info or debug", optarg);
@@ -172,6 +203,39 @@ static char *default_state_dir(void)
 	return dir;
 }
 
+static int read_schema(const char *path, char **ret_text, size_t *ret_length)
+{
+	FILE *f = fopen(path, "re");
+	char *text = NULL;
+	size_t size = 0, length = 0, n;
+
+	if (!f)
+		return -errno;
+	do {
+		if (length + 4096 > size) {
+			char *bigger = realloc(text, size = size ? size * 2 : 65536);
+
+			if (!bigger) {
+				free(text);
+				fclose(f);
+				return -ENOMEM;
+			}
+			text = bigger;
+		}
+		n = fread(text + length, 1, size - length, f);
+		length += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		free(text);
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	*ret_text = text;
+	*ret_length = length;
+	return 0;
+}
+
 static void notify_ready(int fd)
 {
 	static const char msg[] = "READY=1\n";
@@ -191,7 +255,9 @@ int main(int argc, char **argv)
 	struct pbus_table *owner = NULL;
 	struct persist *persist = NULL;
 	struct hardware *hardware = NULL;
-	char error[512], *state_dir = NULL;
+	struct server *server = NULL;
+	char error[512], *state_dir = NULL, *schema_text = NULL;
+	size_t schema_length = 0;
 	sigset_t signals;
 	int r, sig, status = 1;
 
@@ -228,7 +294,14 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	sigdelset(&signals, SIGUSR1);
 
-	r = pbus_schema_load(o.schema, error, sizeof(error), &schema);
+	/* The text is kept: the socket's clients get it (SCHEMA). */
+	r = read_schema(o.schema, &schema_text, &schema_length);
+	if (r < 0) {
+		log_msg(LOG_ERROR, "cannot read %s: %s", o.schema, strerror(-r));
+		goto out;
+	}
+	error[0] = 0;
+	r = pbus_schema_parse(schema_text, schema_length, o.schema, error, sizeof(error), &schema);
 	if (r < 0) {
 		log_msg(LOG_ERROR, "%s", error[0] ? error : pbus_strerror(r));
 		goto out;
@@ -254,6 +327,14 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		log_msg(LOG_ERROR, "cannot publish instance '%s': %s", o.instance, strerror(-r));
 		goto out;
+	}
+	if (!o.no_socket) {
+		r = server_start(owner, schema, schema_text, schema_length, o.instance, &o.server, &server);
+		if (r < 0) {
+			log_msg(LOG_ERROR, "cannot start the socket server: %s", strerror(-r));
+			goto out;
+		}
+		persist_set_saved_fd(persist, server_saved_fd(server));
 	}
 	r = persist_start(persist);
 	if (r < 0) {
@@ -288,13 +369,18 @@ int main(int argc, char **argv)
 	/* The bindings stop first: nothing writes the instance while it goes. */
 	hardware_stop(hardware);
 	hardware = NULL;
+	/* Then the clients: the final save below does not wait for them. */
+	server_stop(server);
+	server = NULL;
 	persist_stop(persist);
 	status = 0;
 out:
 	hardware_stop(hardware);
+	server_stop(server);
 	persist_free(persist);
 	pbus_instance_remove(owner);
 	pbus_schema_free(schema);
+	free(schema_text);
 	free(state_dir);
 	return status;
 }

@@ -5,7 +5,8 @@
  * Threads: the main thread handles signals and the instance's life; the
  * persistence thread (persist.c) sleeps until a persistent parameter
  * changes and saves the state file; hardware.c supervises pbus-hwd, a child
- * process that runs the hardware bindings. The socket server of docs/ (issue 3)
+ * process that runs the hardware bindings; server.c serves the table over a
+ * Unix-domain socket with a server thread and a watcher thread. The socket server of docs/ (issue 3)
  * will be a third part with its own thread and event loop.
  */
 #ifndef PBUSD_H
@@ -36,6 +37,28 @@ void persist_stop(struct persist *p);
 void persist_free(struct persist *p);
 /* Save now (the thread's job; exposed for the final save). */
 int persist_save(struct persist *p);
+/* After every save, write 1 to eventfd @fd (the server's acknowledgements
+ * of persistent writes wait for it). -1: nobody. Set before persist_start(). */
+void persist_set_saved_fd(struct persist *p, int fd);
+
+/* server.c: the parameter server on a Unix-domain socket
+ * (docs/socket-protocol.md), with its own two threads. */
+struct server;
+
+struct server_options {
+	const char *socket_dir;  /* NULL: the default of docs/socket-protocol.md §1 */
+	uint32_t max_frame, max_clients, max_subscriptions; /* 0: defaults */
+};
+
+/* Listen and serve @owner (published) whose compiled schema is @schema_text.
+ * @schema, @schema_text and @instance must outlive the server. */
+int server_start(struct pbus_table *owner, const struct pbus_schema *schema, const char *schema_text,
+		 size_t schema_length, const char *instance, const struct server_options *options,
+		 struct server **ret);
+/* The descriptor the saver signals after each save (persist_set_saved_fd()). */
+int server_saved_fd(const struct server *s);
+/* Close every connection, remove the socket, free. Accepts NULL. */
+void server_stop(struct server *s);
 
 /* hardware.c: pbus-hwd as pbusd's supervised child, running the schema's
  * hardware bindings. Used by the main thread only. */

@@ -47,6 +47,7 @@ struct persist {
 	pthread_t thread;
 	bool running;
 	int stop;            /* atomic */
+	int saved_fd;        /* eventfd to signal after a save, or -1 */
 	char *value_buf, *text_buf, *encode_buf;
 };
 
@@ -83,6 +84,7 @@ int persist_new(struct pbus_table *owner, const char *state_dir, const char *ins
 	if (!p)
 		return -ENOMEM;
 	p->owner = owner;
+	p->saved_fd = -1;
 	p->save_delay_ms = save_delay_ms;
 	p->dir = strdup(state_dir);
 	p->instance = strdup(instance);
@@ -266,6 +268,11 @@ int persist_save(struct persist *p)
 	for (size_t i = 0; i < p->count; i++) {
 		p->saved[i] = seqs[i];
 		pbus_instance_mark_saved(p->owner, p->indexes[i], seqs[i]);
+	}
+	if (p->saved_fd >= 0) {
+		uint64_t one = 1;
+
+		(void)!write(p->saved_fd, &one, sizeof(one));
 	}
 	log_msg(LOG_DEBUG, "saved %s", p->path);
 out:
@@ -466,6 +473,11 @@ static void *saver(void *arg)
 		persist_save(p);
 	}
 	return NULL;
+}
+
+void persist_set_saved_fd(struct persist *p, int fd)
+{
+	p->saved_fd = fd;
 }
 
 int persist_start(struct persist *p)

@@ -40,6 +40,7 @@ struct pbus_watch {
 	uint64_t *seen;        /* the version last seen, per watched parameter */
 	uint32_t *changed;     /* found by the last wait */
 	size_t changed_count, cursor;
+	int interrupted;       /* atomic: pbus_watch_interrupt() was called */
 };
 
 int64_t pbus_monotonic_ns(void)
@@ -176,6 +177,17 @@ static bool table_gone(const struct pbus_table *t)
 	return __atomic_load_n(&t->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE;
 }
 
+void pbus_watch_interrupt(struct pbus_watch *watch)
+{
+	if (!watch)
+		return;
+	__atomic_store_n(&watch->interrupted, 1, __ATOMIC_SEQ_CST);
+	/* Every sleeper of the instance wakes; the others find no change
+	 * and sleep again. */
+	__atomic_fetch_add(&watch->table->wake->notify, 1u, __ATOMIC_SEQ_CST);
+	pbus_futex_wake_all(&watch->table->wake->notify);
+}
+
 int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 {
 	int64_t deadline;
@@ -201,6 +213,12 @@ int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 		}
 		if (table_gone(watch->table)) {
 			r = -ESTALE;
+			break;
+		}
+		/* Checked after reading n: an interrupt bumps notify after
+		 * setting the flag, so the futex wait below cannot miss it. */
+		if (__atomic_exchange_n(&watch->interrupted, 0, __ATOMIC_SEQ_CST)) {
+			r = -EINTR;
 			break;
 		}
 		r = pbus_futex_wait(&watch->table->wake->notify, n, deadline);

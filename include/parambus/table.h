@@ -269,9 +269,17 @@ PBUS_API void pbus_watch_free(struct pbus_watch *watch);
  * Sleep until a watched parameter has changed since the watch last saw it,
  * or @timeout_ns passes (negative: no timeout; 0: just check). Returns the
  * number of changed parameters (> 0), -ETIMEDOUT, -EINTR if a signal
- * arrived, or -ESTALE if the instance was closed or replaced.
+ * arrived or pbus_watch_interrupt() was called, or -ESTALE if the instance
+ * was closed or replaced.
  */
 PBUS_API int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns);
+
+/*
+ * Make the pbus_watch_wait() that another thread is in (or the next one)
+ * return -EINTR at once. The one call on a watch that may come from any
+ * thread, while the watch exists.
+ */
+PBUS_API void pbus_watch_interrupt(struct pbus_watch *watch);
 
 /* The changes found by the last pbus_watch_wait(), one index per call:
  * returns 1 and fills *ret_index, or 0 when there are no more. */

@@ -1,0 +1,1373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * server.c: pbusd's parameter server on a Unix-domain socket
+ * (docs/socket-protocol.md).
+ *
+ * Two threads. The server thread owns every connection: one epoll loop over
+ * the listening socket, the clients, and three event descriptors — "values
+ * changed" (from the watcher), "state saved" (from the saver in persist.c)
+ * and a timer for rate-limited notifications and overdue acknowledgements.
+ * The watcher thread sleeps in a pbus_watch (a futex, no polling) over the
+ * parameters somebody subscribed to — only those, so that writers of the
+ * others never pay for a wake-up — and marks what changed in a bitmap.
+ *
+ * Coalescing: a subscription keeps one "pending" bit per parameter, not a
+ * queue. A NOTIFY is built when the client's send buffer has room and the
+ * subscription's interval allows; it carries the latest value of each
+ * pending parameter at that moment. So a slow client costs at most one
+ * bitmap per subscription and never delays anybody else.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/schema-internal.h"
+#include "../lib/wire-internal.h"
+#include "pbusd.h"
+
+#define LOW_WATER (64u << 10)        /* notifications wait while more is unsent */
+#define REPLY_BACKLOG_MAX (4u << 20) /* a client that stops reading is closed */
+#define ACK_TIMEOUT_NS (10LL * 1000000000) /* a save that never comes: EIO */
+#define VALUE_MAX 65536
+
+struct subscription {
+	uint32_t id;
+	uint32_t min_interval_us;
+	double deadband;
+	uint32_t count;
+	uint32_t *indexes;       /* the parameters, in the order subscribed */
+	uint64_t *member;        /* bitmap over parameter indexes */
+	uint64_t *pending;       /* bitmap over positions: changed since last NOTIFY */
+	double *last_sent;       /* per position, for the deadband */
+	uint32_t *last_status;
+	bool any_pending, initial;
+	int64_t next_allowed_ns; /* CLOCK_MONOTONIC */
+	struct subscription *next;
+};
+
+/* A SET reply held until the state file has the values. */
+struct pending_ack {
+	uint32_t id;
+	int64_t deadline_ns;
+	size_t count;
+	uint32_t *indexes;
+	uint64_t *seqs;          /* the versions the writes produced, for the reply */
+	uint64_t *wait_seqs;     /* the version to see saved; 0: not persistent */
+	int32_t *results;
+	struct pending_ack *next;
+};
+
+struct client {
+	int fd;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	int group_count;
+	bool privileged;         /* root or pbusd's own user */
+	char name[PBUS_WIRE_NAME_MAX + 1];
+	bool hello_done, closing, want_out;
+	unsigned char *rx;
+	size_t rx_size, rx_capacity;
+	struct pbus_wire_buf tx;
+	struct subscription *subs;
+	uint32_t sub_count, next_sub_id;
+	struct pending_ack *acks, **acks_tail;
+	uint64_t requests, notifications;
+	struct client *next;
+};
+
+struct server {
+	struct pbus_table *table;
+	const struct pbus_schema *schema;
+	const char *schema_text;
+	size_t schema_length;
+	const char *instance;
+	char *socket_path;
+	bool unlink_socket;      /* ours to remove (not from socket activation) */
+	uint32_t param_count, max_frame, max_clients, max_subscriptions;
+	gid_t *param_gid;        /* write group per parameter, (gid_t)-1 if none */
+	const struct pbus_param **params;
+
+	int listen_fd, epoll_fd, changed_fd, saved_fd, timer_fd, stop_fd;
+	pthread_t thread;
+	bool thread_started;
+
+	/* Shared with the watcher thread. */
+	pthread_t watcher;
+	bool watcher_started;
+	pthread_mutex_t watch_lock;    /* guards the next four */
+	pthread_cond_t watch_changed;
+	uint32_t *watch_indexes;       /* the subscribed parameters */
+	size_t watch_count;
+	unsigned watch_generation;
+	struct pbus_watch *current_watch; /* the watcher's, while it has one */
+	atomic_bool stopping;
+	_Atomic uint64_t *changed; /* bitmap over parameter indexes, set by the watcher */
+	uint64_t *changed_now;     /* the server thread's copy of it */
+	size_t words;
+
+	struct client *clients;
+	uint32_t client_count;
+	unsigned char *value_buf;
+	int64_t started_ns;
+	/* Statistics (server thread). */
+	uint64_t requests, notifications, values_notified, bytes_in, bytes_out, errors;
+	uint64_t connections_total, rejected_connections;
+};
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void kick(int fd)
+{
+	uint64_t one = 1;
+
+	(void)!write(fd, &one, sizeof(one));
+}
+
+static void drain_fd(int fd)
+{
+	uint64_t v;
+
+	(void)!read(fd, &v, sizeof(v));
+}
+
+/* --- the watcher thread ----------------------------------------------------- */
+
+static void *watcher_main(void *arg)
+{
+	struct server *s = arg;
+	struct pbus_watch *watch = NULL;
+	unsigned generation = ~0u;
+
+	pthread_mutex_lock(&s->watch_lock);
+	while (!atomic_load(&s->stopping)) {
+		uint32_t index;
+		int r;
+
+		if (s->watch_generation != generation) {
+			generation = s->watch_generation;
+			s->current_watch = NULL;
+			pbus_watch_free(watch);
+			watch = NULL;
+			if (s->watch_count &&
+			    pbus_watch_new(s->table, s->watch_indexes, s->watch_count, &watch) < 0)
+				log_msg(LOG_ERROR, "server: cannot watch the subscribed parameters");
+			s->current_watch = watch;
+		}
+		if (!watch) {
+			/* Nothing subscribed: sleep until that changes. */
+			pthread_cond_wait(&s->watch_changed, &s->watch_lock);
+			continue;
+		}
+		pthread_mutex_unlock(&s->watch_lock);
+		r = pbus_watch_wait(watch, -1);
+		if (r > 0) {
+			while (pbus_watch_next(watch, &index) == 1)
+				atomic_fetch_or(&s->changed[index / 64], UINT64_C(1) << (index % 64));
+			kick(s->changed_fd);
+		}
+		pthread_mutex_lock(&s->watch_lock);
+		if (r == -ESTALE)
+			break;
+	}
+	s->current_watch = NULL;
+	pthread_mutex_unlock(&s->watch_lock);
+	pbus_watch_free(watch);
+	return NULL;
+}
+
+/* Wake the watcher out of its wait: the subscribed set changed, or the
+ * server stops. Called with watch_lock held. */
+static void wake_watcher(struct server *s)
+{
+	pthread_cond_signal(&s->watch_changed);
+	if (s->current_watch)
+		pbus_watch_interrupt(s->current_watch);
+}
+
+/* The server thread tells the watcher what is subscribed now. */
+static void update_watch_set(struct server *s)
+{
+	uint64_t *any = calloc(s->words, sizeof(*any));
+	uint32_t *indexes;
+	size_t n = 0;
+
+	if (!any)
+		return;
+	for (struct client *c = s->clients; c; c = c->next)
+		for (struct subscription *sub = c->subs; sub; sub = sub->next)
+			for (size_t w = 0; w < s->words; w++)
+				any[w] |= sub->member[w];
+	indexes = calloc(s->param_count ? s->param_count : 1, sizeof(*indexes));
+	if (!indexes) {
+		free(any);
+		return;
+	}
+	for (uint32_t i = 0; i < s->param_count; i++)
+		if (any[i / 64] & (UINT64_C(1) << (i % 64)))
+			indexes[n++] = i;
+	free(any);
+	pthread_mutex_lock(&s->watch_lock);
+	if (n == s->watch_count && !memcmp(indexes, s->watch_indexes, n * sizeof(*indexes))) {
+		pthread_mutex_unlock(&s->watch_lock);
+		free(indexes);
+		return;
+	}
+	free(s->watch_indexes);
+	s->watch_indexes = indexes;
+	s->watch_count = n;
+	s->watch_generation++;
+	wake_watcher(s);
+	pthread_mutex_unlock(&s->watch_lock);
+}
+
+/* --- clients: credentials, buffers, closing --------------------------------- */
+
+/* Supplementary groups of @pid, from /proc (taken at connect). */
+static void read_groups(struct client *c)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)c->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 7, *end;
+
+		if (strncmp(line, "Groups:", 7))
+			continue;
+		for (;;) {
+			unsigned long g = strtoul(p, &end, 10);
+			gid_t *groups;
+
+			if (end == p)
+				break;
+			groups = realloc(c->groups, (size_t)(c->group_count + 1) * sizeof(*groups));
+			if (!groups)
+				break;
+			c->groups = groups;
+			c->groups[c->group_count++] = (gid_t)g;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+}
+
+static bool in_group(const struct client *c, gid_t gid)
+{
+	if (c->gid == gid)
+		return true;
+	for (int i = 0; i < c->group_count; i++)
+		if (c->groups[i] == gid)
+			return true;
+	return false;
+}
+
+static void free_subscription(struct subscription *sub)
+{
+	free(sub->indexes);
+	free(sub->member);
+	free(sub->pending);
+	free(sub->last_sent);
+	free(sub->last_status);
+	free(sub);
+}
+
+static void free_ack(struct pending_ack *a)
+{
+	free(a->indexes);
+	free(a->seqs);
+	free(a->wait_seqs);
+	free(a->results);
+	free(a);
+}
+
+static void client_free(struct server *s, struct client *c)
+{
+	bool had_subs = c->subs != NULL;
+
+	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	while (c->subs) {
+		struct subscription *next = c->subs->next;
+
+		free_subscription(c->subs);
+		c->subs = next;
+	}
+	while (c->acks) {
+		struct pending_ack *next = c->acks->next;
+
+		free_ack(c->acks);
+		c->acks = next;
+	}
+	free(c->rx);
+	free(c->groups);
+	pbus_wire_buf_free(&c->tx);
+	for (struct client **p = &s->clients; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	s->client_count--;
+	free(c);
+	if (had_subs)
+		update_watch_set(s);
+}
+
+/* Send what can be sent now; 0, or -errno if the connection is dead. */
+static int client_flush(struct server *s, struct client *c)
+{
+	while (c->tx.size) {
+		ssize_t n = send(c->fd, c->tx.data, c->tx.size, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		s->bytes_out += (uint64_t)n;
+		pbus_wire_buf_consume(&c->tx, (size_t)n);
+	}
+	/* Ask for EPOLLOUT only while something waits. */
+	if ((c->tx.size != 0) != c->want_out) {
+		struct epoll_event ev = {.events = EPOLLIN | (c->tx.size ? EPOLLOUT : 0), .data.ptr = c};
+
+		c->want_out = c->tx.size != 0;
+		epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+	}
+	return 0;
+}
+
+static void send_error(struct server *s, struct client *c, uint32_t id, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void send_error(struct server *s, struct client *c, uint32_t id, int code, const char *fmt, ...)
+{
+	char message[256];
+	va_list ap;
+	size_t start;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	s->errors++;
+	start = pbus_wire_begin(&c->tx, PBUS_WIRE_ERROR, id);
+	pbus_wire_i32(&c->tx, code);
+	pbus_wire_str(&c->tx, message, strlen(message));
+	pbus_wire_end(&c->tx, start);
+	log_msg(LOG_DEBUG, "server: client %d (%s): error %d: %s", (int)c->pid, c->name, code, message);
+}
+
+/* A protocol violation: an ERROR, then the connection is closed (after the
+ * ERROR went out, as far as the socket takes it). */
+static void reject(struct server *s, struct client *c, uint32_t id, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void reject(struct server *s, struct client *c, uint32_t id, int code, const char *fmt, ...)
+{
+	char message[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	send_error(s, c, id, code, "%s", message);
+	log_msg(LOG_INFO, "server: closing client %d (%s): %s", (int)c->pid, c->name, message);
+	c->closing = true;
+}
+
+/* --- values and notifications ----------------------------------------------- */
+
+static bool numeric_scalar(unsigned type)
+{
+	return type >= PBUS_TYPE_INT8 && type <= PBUS_TYPE_DOUBLE;
+}
+
+static double as_double(unsigned type, const void *v)
+{
+	union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16;
+		uint32_t u32; uint64_t u64; float f; double d; } u;
+
+	memcpy(&u, v, pbus_scalar_size(type));
+	switch (type) {
+	case PBUS_TYPE_INT8: return u.i8;
+	case PBUS_TYPE_INT16: return u.i16;
+	case PBUS_TYPE_INT32: return u.i32;
+	case PBUS_TYPE_INT64: return (double)u.i64;
+	case PBUS_TYPE_UINT8: return u.u8;
+	case PBUS_TYPE_UINT16: return u.u16;
+	case PBUS_TYPE_UINT32: return u.u32;
+	case PBUS_TYPE_UINT64: return (double)u.u64;
+	case PBUS_TYPE_FLOAT: return u.f;
+	default: return u.d;
+	}
+}
+
+/* Append one value record of parameter @index as it is now. */
+static int append_value(struct server *s, struct pbus_wire_buf *b, uint32_t index,
+			struct pbus_sample *ret_sample)
+{
+	struct pbus_sample sample;
+	int r = pbus_param_read(s->params[index], s->value_buf, VALUE_MAX, &sample);
+
+	if (r < 0)
+		return r;
+	pbus_wire_value(b, index, sample.status, sample.timestamp_ns, sample.seq, s->value_buf,
+			sample.length);
+	if (ret_sample)
+		*ret_sample = sample;
+	return 0;
+}
+
+/* Build one NOTIFY of @sub if it has pending changes, room and time. Returns
+ * the deadline when it may send next (0 if nothing waits). */
+static int64_t notify(struct server *s, struct client *c, struct subscription *sub, int64_t now)
+{
+	uint32_t count = 0;
+	size_t start, count_at;
+
+	if (!sub->any_pending)
+		return 0;
+	if (now < sub->next_allowed_ns)
+		return sub->next_allowed_ns;
+	if (c->tx.size >= LOW_WATER)
+		return 0; /* EPOLLOUT brings us back */
+	start = pbus_wire_begin(&c->tx, PBUS_WIRE_NOTIFY, 0);
+	pbus_wire_u32(&c->tx, sub->id);
+	count_at = c->tx.size;
+	pbus_wire_u32(&c->tx, 0);
+	for (uint32_t k = 0; k < sub->count; k++) {
+		uint32_t index = sub->indexes[k];
+		unsigned type = s->schema->params[index].ti.type;
+		struct pbus_sample sample;
+		size_t record = c->tx.size;
+
+		if (!(sub->pending[k / 64] & (UINT64_C(1) << (k % 64))))
+			continue;
+		if (append_value(s, &c->tx, index, &sample) < 0)
+			continue;
+		if (!sub->initial && sub->deadband > 0 && numeric_scalar(type) &&
+		    sample.status == sub->last_status[k] &&
+		    fabs(as_double(type, s->value_buf) - sub->last_sent[k]) < sub->deadband) {
+			pbus_wire_cancel(&c->tx, record); /* too small a change */
+			continue;
+		}
+		if (numeric_scalar(type))
+			sub->last_sent[k] = as_double(type, s->value_buf);
+		sub->last_status[k] = sample.status;
+		count++;
+	}
+	memset(sub->pending, 0, ((sub->count + 63) / 64) * sizeof(uint64_t));
+	sub->any_pending = false;
+	sub->initial = false;
+	if (count == 0 || c->tx.failed) {
+		pbus_wire_cancel(&c->tx, start);
+		return 0;
+	}
+	for (unsigned i = 0; i < 4; i++)
+		c->tx.data[count_at + i] = (unsigned char)(count >> (8 * i));
+	pbus_wire_end(&c->tx, start);
+	c->notifications++;
+	s->notifications++;
+	s->values_notified += count;
+	sub->next_allowed_ns = now + (int64_t)sub->min_interval_us * 1000;
+	return 0;
+}
+
+/* Send what every subscription of @c may send now; returns the earliest
+ * deadline of one that must wait (0: none). */
+static int64_t notify_client(struct server *s, struct client *c, int64_t now)
+{
+	int64_t earliest = 0;
+
+	for (struct subscription *sub = c->subs; sub; sub = sub->next) {
+		int64_t at = notify(s, c, sub, now);
+
+		if (at && (!earliest || at < earliest))
+			earliest = at;
+	}
+	return earliest;
+}
+
+/* Mark what changed as pending in every subscription that has it. */
+static void collect_changes(struct server *s)
+{
+	uint64_t *bits = s->changed_now;
+	bool any = false;
+
+	for (size_t w = 0; w < s->words; w++) {
+		bits[w] = atomic_exchange(&s->changed[w], 0);
+		any |= bits[w] != 0;
+	}
+	if (!any)
+		return;
+	for (struct client *c = s->clients; c; c = c->next)
+		for (struct subscription *sub = c->subs; sub; sub = sub->next) {
+			bool hit = false;
+
+			for (size_t w = 0; w < s->words && !hit; w++)
+				hit = (bits[w] & sub->member[w]) != 0;
+			if (!hit)
+				continue;
+			for (uint32_t k = 0; k < sub->count; k++) {
+				uint32_t i = sub->indexes[k];
+
+				if (bits[i / 64] & (UINT64_C(1) << (i % 64))) {
+					sub->pending[k / 64] |= UINT64_C(1) << (k % 64);
+					sub->any_pending = true;
+				}
+			}
+		}
+}
+
+/* --- requests ----------------------------------------------------------------- */
+
+static bool readable(const struct server *s, uint32_t index)
+{
+	return !(s->schema->params[index].ti.flags & PBUS_PARAM_NOREAD);
+}
+
+static void handle_hello(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+{
+	uint32_t min = pbus_wire_get_u32(r), max = pbus_wire_get_u32(r), name_length;
+	uint64_t hash = pbus_wire_get_u64(r), ours = pbus_schema_hash(s->schema);
+	const char *name = pbus_wire_get_str(r, &name_length);
+	unsigned major, minor;
+	const char *interface = pbus_table_interface(s->table, &major, &minor);
+	size_t start;
+
+	if (!pbus_wire_done(r) || name_length > PBUS_WIRE_NAME_MAX)
+		return reject(s, c, id, -EPROTO, "malformed HELLO");
+	if (min > PBUS_WIRE_VERSION || max < PBUS_WIRE_VERSION || min > max)
+		return reject(s, c, id, -EPROTONOSUPPORT,
+			      "no common protocol version: client %u..%u, server 1..1", min, max);
+	if (hash && hash != ours)
+		return reject(s, c, id, -ESTALE, "schema hash differs: instance 0x%016llx, client 0x%016llx",
+			      (unsigned long long)ours, (unsigned long long)hash);
+	memcpy(c->name, name, name_length);
+	c->name[name_length] = 0;
+	for (char *p = c->name; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	c->hello_done = true;
+	start = pbus_wire_begin(&c->tx, PBUS_WIRE_HELLO_REPLY, id);
+	pbus_wire_u32(&c->tx, PBUS_WIRE_VERSION);
+	pbus_wire_u64(&c->tx, ours);
+	pbus_wire_u32(&c->tx, s->param_count);
+	pbus_wire_u32(&c->tx, s->max_frame);
+	pbus_wire_u32(&c->tx, s->max_subscriptions);
+	pbus_wire_u32(&c->tx, (uint32_t)getpid());
+	pbus_wire_str(&c->tx, s->instance, strlen(s->instance));
+	pbus_wire_str(&c->tx, interface, strlen(interface));
+	pbus_wire_end(&c->tx, start);
+	log_msg(LOG_DEBUG, "server: client %d (%s, uid %u) connected", (int)c->pid, c->name,
+		(unsigned)c->uid);
+}
+
+/* Read "u32 count, count x u32 index" (GET, SUBSCRIBE) into @indexes. */
+static int read_indexes(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r,
+			const char *what, uint32_t **ret)
+{
+	uint32_t count = pbus_wire_get_u32(r);
+	uint32_t *indexes;
+
+	if (r->bad || count == 0 || count > s->param_count || pbus_wire_left(r) != (size_t)count * 4) {
+		reject(s, c, id, -EPROTO, "malformed %s: count %u with %zu bytes of indexes", what, count,
+		       pbus_wire_left(r));
+		return -EPROTO;
+	}
+	indexes = malloc(count * sizeof(*indexes));
+	if (!indexes) {
+		send_error(s, c, id, -ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < count; k++)
+		indexes[k] = pbus_wire_get_u32(r);
+	*ret = indexes;
+	return (int)count;
+}
+
+static void handle_get(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+{
+	uint32_t *indexes = NULL;
+	int count = read_indexes(s, c, id, r, "GET", &indexes);
+	size_t start;
+
+	if (count < 0)
+		return;
+	for (int k = 0; k < count; k++) {
+		uint32_t i = indexes[k];
+
+		if (i >= s->param_count) {
+			send_error(s, c, id, -ENOENT, "no parameter %u (the instance has %u)", i, s->param_count);
+			goto out;
+		}
+		if (!readable(s, i)) {
+			send_error(s, c, id, -EACCES, "parameter %u ('%s') is not readable (noRead)", i,
+				   s->schema->params[i].name);
+			goto out;
+		}
+	}
+	start = pbus_wire_begin(&c->tx, PBUS_WIRE_VALUES, id);
+	pbus_wire_u32(&c->tx, (uint32_t)count);
+	for (int k = 0; k < count; k++)
+		append_value(s, &c->tx, indexes[k], NULL);
+	if (pbus_wire_end(&c->tx, start) < 0)
+		send_error(s, c, id, -ENOMEM, "out of memory");
+out:
+	free(indexes);
+}
+
+static void send_set_reply(struct client *c, uint32_t id, int result, size_t count,
+			   const int32_t *results, const uint64_t *seqs)
+{
+	size_t start = pbus_wire_begin(&c->tx, PBUS_WIRE_SET_REPLY, id);
+
+	pbus_wire_i32(&c->tx, result);
+	pbus_wire_u32(&c->tx, (uint32_t)count);
+	for (size_t k = 0; k < count; k++) {
+		pbus_wire_i32(&c->tx, results[k]);
+		pbus_wire_u64(&c->tx, seqs ? seqs[k] : 0);
+	}
+	pbus_wire_end(&c->tx, start);
+}
+
+/* May @c write parameter @index? 0, -EACCES (read-only) or -EPERM. */
+static int write_right(const struct server *s, const struct client *c, uint32_t index)
+{
+	if (s->schema->params[index].ti.flags & PBUS_PARAM_READONLY)
+		return -EACCES;
+	if (c->privileged)
+		return 0;
+	if (s->param_gid[index] != (gid_t)-1 && in_group(c, s->param_gid[index]))
+		return 0;
+	return -EPERM;
+}
+
+/* Send the acknowledgements whose values are on disk (or overdue). */
+static void check_acks(struct server *s, struct client *c, int64_t now)
+{
+	while (c->acks) {
+		struct pending_ack *a = c->acks;
+		bool saved = true;
+
+		for (size_t k = 0; k < a->count && saved; k++)
+			saved = !a->wait_seqs[k] ||
+				pbus_param_saved_seq(s->params[a->indexes[k]]) >= a->wait_seqs[k];
+		if (!saved && now < a->deadline_ns)
+			break; /* replies stay in order: later ones wait too */
+		if (saved) {
+			send_set_reply(c, a->id, 0, a->count, a->results, a->seqs);
+		} else {
+			log_msg(LOG_ERROR, "server: a write by client %d was not saved within %lld s",
+				(int)c->pid, ACK_TIMEOUT_NS / 1000000000);
+			send_error(s, c, a->id, -EIO, "the values were written but could not be saved");
+		}
+		c->acks = a->next;
+		if (!c->acks)
+			c->acks_tail = &c->acks;
+		free_ack(a);
+	}
+}
+
+static void handle_set(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+{
+	uint32_t count = pbus_wire_get_u32(r);
+	struct pbus_write *writes = NULL;
+	int32_t *results = NULL;
+	uint64_t *seqs = NULL, *wait_seqs = NULL, *seen = NULL;
+	struct pending_ack *ack;
+	bool persistent = false;
+	int first = 0;
+
+	if (r->bad || count == 0 || count > s->param_count)
+		return reject(s, c, id, -EPROTO, "malformed SET: count %u", count);
+	writes = calloc(count, sizeof(*writes));
+	results = calloc(count, sizeof(*results));
+	seqs = calloc(count, sizeof(*seqs));
+	seen = calloc(s->words, sizeof(*seen));
+	if (!writes || !results || !seqs || !seen) {
+		send_error(s, c, id, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t k = 0; k < count; k++) {
+		writes[k].index = pbus_wire_get_u32(r);
+		writes[k].length = pbus_wire_get_u32(r);
+		writes[k].value = pbus_wire_get_bytes(r, writes[k].length);
+		writes[k].status = PBUS_STATUS_OK;
+	}
+	if (!pbus_wire_done(r)) {
+		reject(s, c, id, -EPROTO, "malformed SET: %u writes do not fill the body", count);
+		goto out;
+	}
+	/* Every check first; nothing is applied unless all pass. */
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t i = writes[k].index;
+		int e;
+
+		if (i >= s->param_count) {
+			e = -ENOENT;
+		} else if (seen[i / 64] & (UINT64_C(1) << (i % 64))) {
+			e = -EINVAL; /* the same parameter twice */
+		} else {
+			seen[i / 64] |= UINT64_C(1) << (i % 64);
+			e = write_right(s, c, i);
+			if (e == 0)
+				e = pbus_value_check(&s->schema->params[i].ti, writes[k].value,
+						     writes[k].length);
+		}
+		results[k] = e;
+		if (e < 0 && first == 0)
+			first = e;
+	}
+	if (first == 0) {
+		first = pbus_table_write_many(s->table, writes, count);
+		for (uint32_t k = 0; k < count; k++) {
+			results[k] = writes[k].result;
+			seqs[k] = first == 0 ? writes[k].seq : 0;
+			if (s->schema->params[writes[k].index].ti.flags & PBUS_PARAM_PERSISTENT)
+				persistent = true;
+		}
+	}
+	if (first < 0 || !persistent) {
+		send_set_reply(c, id, first, count, results, seqs);
+		goto out;
+	}
+	/* Persistent values: the reply waits until the saver has them on disk. */
+	ack = calloc(1, sizeof(*ack));
+	wait_seqs = calloc(count, sizeof(*wait_seqs));
+	if (!ack || !wait_seqs) {
+		free(ack);
+		send_error(s, c, id, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t k = 0; k < count; k++)
+		if (s->schema->params[writes[k].index].ti.flags & PBUS_PARAM_PERSISTENT)
+			wait_seqs[k] = seqs[k];
+	ack->id = id;
+	ack->count = count;
+	ack->deadline_ns = monotonic_ns() + ACK_TIMEOUT_NS;
+	ack->indexes = malloc(count * sizeof(*ack->indexes));
+	ack->results = results;
+	ack->seqs = seqs;
+	ack->wait_seqs = wait_seqs;
+	results = NULL;
+	seqs = NULL;
+	wait_seqs = NULL;
+	if (!ack->indexes) {
+		free_ack(ack);
+		send_error(s, c, id, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t k = 0; k < count; k++)
+		ack->indexes[k] = writes[k].index;
+	*c->acks_tail = ack;
+	c->acks_tail = &ack->next;
+	check_acks(s, c, monotonic_ns());
+out:
+	free(writes);
+	free(results);
+	free(seqs);
+	free(wait_seqs);
+	free(seen);
+}
+
+static void handle_subscribe(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+{
+	uint32_t min_interval = pbus_wire_get_u32(r);
+	double deadband = pbus_wire_get_f64(r);
+	struct subscription *sub;
+	uint32_t *indexes = NULL;
+	int count;
+	size_t start;
+
+	if (r->bad)
+		return reject(s, c, id, -EPROTO, "malformed SUBSCRIBE");
+	count = read_indexes(s, c, id, r, "SUBSCRIBE", &indexes);
+	if (count < 0)
+		return;
+	if (!(deadband >= 0) || !isfinite(deadband)) {
+		send_error(s, c, id, -EINVAL, "deadband %g is not a finite number >= 0", deadband);
+		goto fail;
+	}
+	for (int k = 0; k < count; k++) {
+		uint32_t i = indexes[k];
+
+		if (i >= s->param_count) {
+			send_error(s, c, id, -ENOENT, "no parameter %u (the instance has %u)", i, s->param_count);
+			goto fail;
+		}
+		if (s->schema->params[i].ti.flags & (PBUS_PARAM_NOREAD | PBUS_PARAM_NOSUBSCRIPTIONS)) {
+			send_error(s, c, id, -EACCES, "parameter %u ('%s') cannot be subscribed (%s)", i,
+				   s->schema->params[i].name,
+				   s->schema->params[i].ti.flags & PBUS_PARAM_NOREAD ? "noRead"
+										     : "noSubscriptions");
+			goto fail;
+		}
+	}
+	if (c->sub_count >= s->max_subscriptions) {
+		send_error(s, c, id, -EMFILE, "too many subscriptions (at most %u per connection)",
+			   s->max_subscriptions);
+		goto fail;
+	}
+	sub = calloc(1, sizeof(*sub));
+	if (sub) {
+		sub->member = calloc(s->words, sizeof(uint64_t));
+		sub->pending = calloc(((size_t)count + 63) / 64, sizeof(uint64_t));
+		sub->last_sent = calloc((size_t)count, sizeof(double));
+		sub->last_status = calloc((size_t)count, sizeof(uint32_t));
+	}
+	if (!sub || !sub->member || !sub->pending || !sub->last_sent || !sub->last_status) {
+		if (sub)
+			free_subscription(sub);
+		send_error(s, c, id, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	sub->id = ++c->next_sub_id;
+	sub->min_interval_us = min_interval;
+	sub->deadband = deadband;
+	sub->count = (uint32_t)count;
+	sub->indexes = indexes;
+	for (int k = 0; k < count; k++) {
+		sub->member[indexes[k] / 64] |= UINT64_C(1) << (indexes[k] % 64);
+		sub->pending[k / 64] |= UINT64_C(1) << (k % 64);
+	}
+	sub->any_pending = sub->initial = true;
+	sub->next = c->subs;
+	c->subs = sub;
+	c->sub_count++;
+	start = pbus_wire_begin(&c->tx, PBUS_WIRE_SUBSCRIBED, id);
+	pbus_wire_u32(&c->tx, sub->id);
+	pbus_wire_end(&c->tx, start);
+	update_watch_set(s);
+	/* The first NOTIFY, with every current value, follows the reply. */
+	notify(s, c, sub, monotonic_ns());
+	return;
+fail:
+	free(indexes);
+}
+
+static void handle_unsubscribe(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+{
+	uint32_t sub_id = pbus_wire_get_u32(r);
+	size_t start;
+
+	if (!pbus_wire_done(r))
+		return reject(s, c, id, -EPROTO, "malformed UNSUBSCRIBE");
+	for (struct subscription **p = &c->subs; *p; p = &(*p)->next) {
+		struct subscription *sub = *p;
+
+		if (sub->id != sub_id)
+			continue;
+		*p = sub->next;
+		free_subscription(sub);
+		c->sub_count--;
+		start = pbus_wire_begin(&c->tx, PBUS_WIRE_UNSUBSCRIBED, id);
+		pbus_wire_end(&c->tx, start);
+		update_watch_set(s);
+		return;
+	}
+	send_error(s, c, id, -ENOENT, "no subscription %u on this connection", sub_id);
+}
+
+static void handle_stats(struct server *s, struct client *c, uint32_t id)
+{
+	struct pbus_wire_buf json = {0};
+	char line[512];
+	size_t start;
+	uint32_t subs = 0;
+	int n;
+
+	for (struct client *k = s->clients; k; k = k->next)
+		subs += k->sub_count;
+	n = snprintf(line, sizeof(line),
+		     "{\"instance\": \"%s\", \"uptime_s\": %.3f, \"clients\": %u, \"max_clients\": %u, "
+		     "\"subscriptions\": %u, \"requests\": %llu, \"notifications\": %llu, "
+		     "\"values_notified\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu, "
+		     "\"errors\": %llu, \"connections_total\": %llu, \"rejected_connections\": %llu, "
+		     "\"clients_detail\": [",
+		     s->instance, (double)(monotonic_ns() - s->started_ns) / 1e9, s->client_count,
+		     s->max_clients, subs, (unsigned long long)s->requests,
+		     (unsigned long long)s->notifications, (unsigned long long)s->values_notified,
+		     (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_out,
+		     (unsigned long long)s->errors, (unsigned long long)s->connections_total,
+		     (unsigned long long)s->rejected_connections);
+	pbus_wire_bytes(&json, line, (size_t)n);
+	for (struct client *k = s->clients; k; k = k->next) {
+		char name[2 * PBUS_WIRE_NAME_MAX + 1];
+		size_t m = 0;
+
+		/* The name is the client's text: escape it for JSON. */
+		for (const char *p = k->name; *p && m + 2 < sizeof(name); p++) {
+			if (*p == '"' || *p == '\\')
+				name[m++] = '\\';
+			name[m++] = *p;
+		}
+		name[m] = 0;
+		n = snprintf(line, sizeof(line),
+			     "%s{\"pid\": %d, \"uid\": %u, \"name\": \"%s\", \"subscriptions\": %u, "
+			     "\"requests\": %llu, \"notifications\": %llu, \"tx_pending\": %zu}",
+			     k == s->clients ? "" : ", ", (int)k->pid, (unsigned)k->uid, name, k->sub_count,
+			     (unsigned long long)k->requests, (unsigned long long)k->notifications,
+			     k->tx.size);
+		pbus_wire_bytes(&json, line, (size_t)n);
+	}
+	pbus_wire_bytes(&json, "]}", 2);
+	if (json.failed) {
+		send_error(s, c, id, -ENOMEM, "out of memory");
+	} else {
+		start = pbus_wire_begin(&c->tx, PBUS_WIRE_STATS, id);
+		pbus_wire_str(&c->tx, (const char *)json.data, json.size);
+		pbus_wire_end(&c->tx, start);
+	}
+	pbus_wire_buf_free(&json);
+}
+
+static void handle_frame(struct server *s, struct client *c, const struct pbus_wire_header *h,
+			 const unsigned char *body)
+{
+	struct pbus_wire_reader r;
+	size_t start;
+
+	pbus_wire_reader_init(&r, body, h->length - PBUS_WIRE_HEADER_SIZE);
+	c->requests++;
+	s->requests++;
+	if (!c->hello_done && h->type != PBUS_WIRE_HELLO)
+		return reject(s, c, h->id, -EPROTO, "%s before HELLO", pbus_wire_type_name(h->type));
+	switch (h->type) {
+	case PBUS_WIRE_HELLO:
+		if (c->hello_done)
+			return reject(s, c, h->id, -EPROTO, "HELLO twice");
+		return handle_hello(s, c, h->id, &r);
+	case PBUS_WIRE_SCHEMA_GET:
+		if (!pbus_wire_done(&r))
+			return reject(s, c, h->id, -EPROTO, "malformed SCHEMA_GET");
+		start = pbus_wire_begin(&c->tx, PBUS_WIRE_SCHEMA, h->id);
+		pbus_wire_str(&c->tx, s->schema_text, s->schema_length);
+		pbus_wire_end(&c->tx, start);
+		return;
+	case PBUS_WIRE_GET: return handle_get(s, c, h->id, &r);
+	case PBUS_WIRE_SET: return handle_set(s, c, h->id, &r);
+	case PBUS_WIRE_SUBSCRIBE: return handle_subscribe(s, c, h->id, &r);
+	case PBUS_WIRE_UNSUBSCRIBE: return handle_unsubscribe(s, c, h->id, &r);
+	case PBUS_WIRE_STATS_GET:
+		if (!pbus_wire_done(&r))
+			return reject(s, c, h->id, -EPROTO, "malformed STATS_GET");
+		return handle_stats(s, c, h->id);
+	case PBUS_WIRE_PING:
+		start = pbus_wire_begin(&c->tx, PBUS_WIRE_PONG, h->id);
+		pbus_wire_bytes(&c->tx, body, h->length - PBUS_WIRE_HEADER_SIZE);
+		pbus_wire_end(&c->tx, start);
+		return;
+	default:
+		return reject(s, c, h->id, -EPROTO, "%s is not a request", pbus_wire_type_name(h->type));
+	}
+}
+
+/* Read what the client sent and handle every complete frame. */
+static void client_read(struct server *s, struct client *c)
+{
+	for (;;) {
+		struct pbus_wire_header h;
+		size_t used = 0;
+		ssize_t n;
+		int r;
+
+		if (c->rx_capacity - c->rx_size < 4096) {
+			size_t capacity = c->rx_capacity ? c->rx_capacity * 2 : 8192;
+			unsigned char *rx;
+
+			if (capacity > (size_t)s->max_frame + 4096)
+				capacity = (size_t)s->max_frame + 4096;
+			if (capacity <= c->rx_capacity)
+				break; /* full: a frame of max_frame is in; handled below */
+			rx = realloc(c->rx, capacity);
+			if (!rx) {
+				c->closing = true;
+				return;
+			}
+			c->rx = rx;
+			c->rx_capacity = capacity;
+		}
+		n = recv(c->fd, c->rx + c->rx_size, c->rx_capacity - c->rx_size, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			c->closing = true; /* gone, perhaps mid-frame: dropped */
+			c->tx.size = 0;
+			return;
+		}
+		if (n < 0)
+			return;
+		s->bytes_in += (uint64_t)n;
+		c->rx_size += (size_t)n;
+		while (!c->closing) {
+			r = pbus_wire_header_parse(c->rx + used, c->rx_size - used, s->max_frame, &h);
+			if (r == 0 || (r == 1 && c->rx_size - used < h.length))
+				break;
+			if (r == -EMSGSIZE) {
+				reject(s, c, h.id, -EMSGSIZE, "frame of %u bytes above the limit of %u",
+				       h.length, s->max_frame);
+				break;
+			}
+			if (r < 0) {
+				reject(s, c, h.id, -EPROTO,
+				       h.length < PBUS_WIRE_HEADER_SIZE ? "frame length %u below 12"
+				       : h.flags ? "frame flags 0x%04x are not 0" : "unknown message type %u",
+				       h.length < PBUS_WIRE_HEADER_SIZE ? h.length
+				       : h.flags ? (unsigned)h.flags : (unsigned)h.type);
+				break;
+			}
+			handle_frame(s, c, &h, c->rx + used + PBUS_WIRE_HEADER_SIZE);
+			used += h.length;
+			if (c->tx.size > REPLY_BACKLOG_MAX) {
+				log_msg(LOG_WARNING, "server: client %d (%s) does not read its replies; closing",
+					(int)c->pid, c->name);
+				c->closing = true;
+				c->tx.size = 0;
+			}
+		}
+		memmove(c->rx, c->rx + used, c->rx_size - used);
+		c->rx_size -= used;
+		if (c->closing)
+			return;
+	}
+}
+
+/* --- the server thread ---------------------------------------------------------- */
+
+static void accept_clients(struct server *s)
+{
+	for (;;) {
+		struct ucred cred;
+		socklen_t length = sizeof(cred);
+		struct client *c;
+		struct epoll_event ev;
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			return;
+		s->connections_total++;
+		c = calloc(1, sizeof(*c));
+		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) < 0) {
+			free(c);
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+		c->gid = cred.gid;
+		c->privileged = cred.uid == 0 || cred.uid == geteuid();
+		c->acks_tail = &c->acks;
+		snprintf(c->name, sizeof(c->name), "pid %d", (int)cred.pid);
+		read_groups(c);
+		c->next = s->clients;
+		s->clients = c;
+		s->client_count++;
+		ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = c};
+		epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+		if (s->client_count > s->max_clients) {
+			s->rejected_connections++;
+			reject(s, c, 0, -EUSERS, "too many clients (at most %u)", s->max_clients);
+		}
+	}
+}
+
+/* Arm the timer for the earliest rate-limited notification or overdue
+ * acknowledgement. */
+static void arm_timer(struct server *s, int64_t at)
+{
+	struct itimerspec its = {0};
+
+	if (at > 0) {
+		its.it_value.tv_sec = at / 1000000000;
+		its.it_value.tv_nsec = at % 1000000000;
+	}
+	timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* After any event: acknowledgements, notifications, sending, closing. */
+static void service_clients(struct server *s)
+{
+	int64_t now = monotonic_ns(), earliest = 0;
+	struct client *next;
+
+	for (struct client *c = s->clients; c; c = next) {
+		int64_t at;
+
+		next = c->next;
+		if (!c->closing) {
+			check_acks(s, c, now);
+			if (c->acks && (!earliest || c->acks->deadline_ns < earliest))
+				earliest = c->acks->deadline_ns;
+			at = notify_client(s, c, now);
+			if (at && (!earliest || at < earliest))
+				earliest = at;
+		}
+		/* A closing client gets what is queued (its ERROR) as far as the
+		 * socket takes it now, then goes. */
+		if (client_flush(s, c) < 0 || c->closing)
+			client_free(s, c);
+	}
+	arm_timer(s, earliest);
+}
+
+static void *server_main(void *arg)
+{
+	struct server *s = arg;
+
+	while (!atomic_load(&s->stopping)) {
+		struct epoll_event events[32];
+		int n = epoll_wait(s->epoll_fd, events, 32, -1);
+
+		for (int i = 0; i < n; i++) {
+			void *p = events[i].data.ptr;
+
+			if (p == &s->listen_fd) {
+				accept_clients(s);
+			} else if (p == &s->changed_fd) {
+				drain_fd(s->changed_fd);
+				collect_changes(s);
+			} else if (p == &s->saved_fd || p == &s->timer_fd) {
+				drain_fd(p == &s->saved_fd ? s->saved_fd : s->timer_fd);
+			} else if (p == &s->stop_fd) {
+				atomic_store(&s->stopping, true);
+			} else {
+				struct client *c = p;
+
+				if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+					client_read(s, c);
+			}
+		}
+		service_clients(s);
+	}
+	return NULL;
+}
+
+/* --- setup ---------------------------------------------------------------------- */
+
+static char *default_socket_dir(void)
+{
+	const char *env = getenv("PBUS_SOCKET_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+	char *dir = NULL;
+
+	if (env && *env)
+		return strdup(env);
+	if (geteuid() == 0)
+		return strdup("/run/parambus");
+	if (xdg && *xdg) {
+		if (asprintf(&dir, "%s/parambus", xdg) < 0)
+			return NULL;
+		return dir;
+	}
+	if (asprintf(&dir, "/tmp/parambus-%u", (unsigned)geteuid()) < 0)
+		return NULL;
+	return dir;
+}
+
+/* The listening socket from systemd's socket activation, or -1. */
+static int activated_socket(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+
+	if (!pid || !fds || atoi(pid) != getpid() || atoi(fds) < 1)
+		return -1;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK);
+	return 3;
+}
+
+static int listen_on(struct server *s, const char *dir_option)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	char *dir = dir_option ? strdup(dir_option) : default_socket_dir();
+	int fd, r;
+
+	s->listen_fd = activated_socket();
+	if (s->listen_fd >= 0) {
+		log_msg(LOG_INFO, "server: listening on the socket systemd passed");
+		free(dir);
+		return 0;
+	}
+	if (!dir || asprintf(&s->socket_path, "%s/%s.sock", dir, s->instance) < 0) {
+		free(dir);
+		return -ENOMEM;
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		log_msg(LOG_ERROR, "server: cannot create %s: %s", dir, strerror(errno));
+		free(dir);
+		return r;
+	}
+	free(dir);
+	if (strlen(s->socket_path) >= sizeof(addr.sun_path)) {
+		log_msg(LOG_ERROR, "server: socket path %s is too long", s->socket_path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(addr.sun_path, s->socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A socket file left by a pbusd that died: nobody listens on it, and
+	 * we hold the instance, so it is ours to replace. */
+	unlink(s->socket_path);
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || chmod(s->socket_path, 0666) < 0 ||
+	    listen(fd, 128) < 0) {
+		r = -errno;
+		log_msg(LOG_ERROR, "server: cannot listen on %s: %s", s->socket_path, strerror(errno));
+		close(fd);
+		return r;
+	}
+	s->listen_fd = fd;
+	s->unlink_socket = true;
+	log_msg(LOG_INFO, "server: listening on %s", s->socket_path);
+	return 0;
+}
+
+static int add_fd(struct server *s, int fd, int *tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
+
+	return epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+int server_start(struct pbus_table *owner, const struct pbus_schema *schema, const char *schema_text,
+		 size_t schema_length, const char *instance, const struct server_options *o,
+		 struct server **ret)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	int r = -ENOMEM;
+
+	if (!s)
+		return -ENOMEM;
+	s->table = owner;
+	s->schema = schema;
+	s->schema_text = schema_text;
+	s->schema_length = schema_length;
+	s->instance = instance;
+	s->param_count = pbus_schema_param_count(schema);
+	s->max_frame = o->max_frame ? o->max_frame : PBUS_WIRE_MAX_FRAME_DEFAULT;
+	s->max_clients = o->max_clients ? o->max_clients : 256;
+	s->max_subscriptions = o->max_subscriptions ? o->max_subscriptions : 64;
+	s->words = (s->param_count + 63) / 64 + 1;
+	s->listen_fd = s->epoll_fd = s->changed_fd = s->saved_fd = s->timer_fd = s->stop_fd = -1;
+	s->started_ns = monotonic_ns();
+	pthread_mutex_init(&s->watch_lock, NULL);
+	pthread_cond_init(&s->watch_changed, NULL);
+	s->changed = calloc(s->words, sizeof(*s->changed));
+	s->changed_now = calloc(s->words, sizeof(*s->changed_now));
+	s->param_gid = calloc(s->param_count + 1, sizeof(*s->param_gid));
+	s->params = calloc(s->param_count + 1, sizeof(*s->params));
+	s->value_buf = malloc(VALUE_MAX + 64);
+	if (!s->changed || !s->changed_now || !s->param_gid || !s->params || !s->value_buf)
+		goto fail;
+	for (uint32_t i = 0; i < s->param_count; i++) {
+		const char *group = schema->params[i].group;
+		struct group *g = group ? getgrnam(group) : NULL;
+
+		pbus_table_param(owner, i, &s->params[i]);
+		s->param_gid[i] = g ? g->gr_gid : (gid_t)-1;
+		if (group && !g)
+			log_msg(LOG_WARNING, "server: parameter '%s': group '%s' does not exist; only "
+				"pbusd's user and root may write it", schema->params[i].name, group);
+	}
+	r = listen_on(s, o->socket_dir);
+	if (r < 0)
+		goto fail;
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	s->changed_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->saved_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (s->epoll_fd < 0 || s->changed_fd < 0 || s->saved_fd < 0 || s->stop_fd < 0 || s->timer_fd < 0 ||
+	    add_fd(s, s->listen_fd, &s->listen_fd) < 0 || add_fd(s, s->changed_fd, &s->changed_fd) < 0 ||
+	    add_fd(s, s->saved_fd, &s->saved_fd) < 0 || add_fd(s, s->stop_fd, &s->stop_fd) < 0 ||
+	    add_fd(s, s->timer_fd, &s->timer_fd) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = -pthread_create(&s->watcher, NULL, watcher_main, s);
+	if (r < 0)
+		goto fail;
+	s->watcher_started = true;
+	r = -pthread_create(&s->thread, NULL, server_main, s);
+	if (r < 0)
+		goto fail;
+	s->thread_started = true;
+	*ret = s;
+	return 0;
+fail:
+	server_stop(s);
+	return r;
+}
+
+int server_saved_fd(const struct server *s)
+{
+	return s ? s->saved_fd : -1;
+}
+
+void server_stop(struct server *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->stopping, true);
+	if (s->thread_started) {
+		kick(s->stop_fd);
+		pthread_join(s->thread, NULL);
+	}
+	if (s->watcher_started) {
+		pthread_mutex_lock(&s->watch_lock);
+		wake_watcher(s);
+		pthread_mutex_unlock(&s->watch_lock);
+		pthread_join(s->watcher, NULL);
+	}
+	while (s->clients)
+		client_free(s, s->clients);
+	if (s->unlink_socket && s->socket_path)
+		unlink(s->socket_path);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	{
+		int fds[] = {s->epoll_fd, s->changed_fd, s->saved_fd, s->timer_fd, s->stop_fd};
+
+		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	pthread_mutex_destroy(&s->watch_lock);
+	pthread_cond_destroy(&s->watch_changed);
+	free(s->watch_indexes);
+	free(s->socket_path);
+	free(s->changed);
+	free(s->changed_now);
+	free(s->param_gid);
+	free(s->params);
+	free(s->value_buf);
+	free(s);
+}

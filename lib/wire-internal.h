@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wire-internal.h: the frames of the socket protocol (docs/socket-protocol.md)
+ * as bytes: building frames into a growable buffer and reading bodies with
+ * bounds checks. Shared by pbusd's server (through the static library) and
+ * the client library (client.c). No I/O here.
+ *
+ * A struct pbus_wire_buf or pbus_wire_reader is used by one thread at a time.
+ */
+#ifndef PBUS_WIRE_INTERNAL_H
+#define PBUS_WIRE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PBUS_WIRE_VERSION 1
+#define PBUS_WIRE_HEADER_SIZE 12
+#define PBUS_WIRE_MAX_FRAME_DEFAULT (1u << 20)
+#define PBUS_WIRE_MAX_FRAME_LIMIT (64u << 20)
+#define PBUS_WIRE_NAME_MAX 64 /* HELLO client_name */
+
+enum pbus_wire_type {
+	PBUS_WIRE_HELLO = 1,
+	PBUS_WIRE_HELLO_REPLY = 2,
+	PBUS_WIRE_SCHEMA_GET = 3,
+	PBUS_WIRE_SCHEMA = 4,
+	PBUS_WIRE_GET = 5,
+	PBUS_WIRE_VALUES = 6,
+	PBUS_WIRE_SET = 7,
+	PBUS_WIRE_SET_REPLY = 8,
+	PBUS_WIRE_SUBSCRIBE = 9,
+	PBUS_WIRE_SUBSCRIBED = 10,
+	PBUS_WIRE_UNSUBSCRIBE = 11,
+	PBUS_WIRE_UNSUBSCRIBED = 12,
+	PBUS_WIRE_NOTIFY = 13,
+	PBUS_WIRE_STATS_GET = 14,
+	PBUS_WIRE_STATS = 15,
+	PBUS_WIRE_ERROR = 16,
+	PBUS_WIRE_PING = 17,
+	PBUS_WIRE_PONG = 18,
+	PBUS_WIRE_TYPE_MAX = 18
+};
+
+/* The name of a message type ("GET"), or "unknown". */
+const char *pbus_wire_type_name(unsigned type);
+
+struct pbus_wire_header {
+	uint32_t length; /* of the whole frame */
+	uint16_t type, flags;
+	uint32_t id;
+};
+
+/*
+ * Look at the first @avail bytes of a stream: 0 if a whole header is not
+ * there yet, 1 with *h filled if it is and it is acceptable (length within
+ * 12 … @max_frame, flags 0, a known type), or -EMSGSIZE / -EPROTO with
+ * *h filled as far as it could be read.
+ */
+int pbus_wire_header_parse(const void *data, size_t avail, uint32_t max_frame,
+			   struct pbus_wire_header *h);
+
+/* --- building ------------------------------------------------------------- */
+
+struct pbus_wire_buf {
+	unsigned char *data;
+	size_t size, capacity;
+	bool failed; /* an allocation failed: the content is incomplete */
+};
+
+void pbus_wire_buf_free(struct pbus_wire_buf *b);
+/* Drop the first @n bytes (sent ones). */
+void pbus_wire_buf_consume(struct pbus_wire_buf *b, size_t n);
+
+/* Start a frame at the end of @b; returns its offset for pbus_wire_end(). */
+size_t pbus_wire_begin(struct pbus_wire_buf *b, unsigned type, uint32_t id);
+void pbus_wire_u16(struct pbus_wire_buf *b, uint16_t v);
+void pbus_wire_u32(struct pbus_wire_buf *b, uint32_t v);
+void pbus_wire_i32(struct pbus_wire_buf *b, int32_t v);
+void pbus_wire_u64(struct pbus_wire_buf *b, uint64_t v);
+void pbus_wire_f64(struct pbus_wire_buf *b, double v);
+void pbus_wire_bytes(struct pbus_wire_buf *b, const void *p, size_t n);
+void pbus_wire_str(struct pbus_wire_buf *b, const char *s, size_t n);
+/* A value record (docs/socket-protocol.md §2). */
+void pbus_wire_value(struct pbus_wire_buf *b, uint32_t index, uint32_t status,
+		     uint64_t timestamp_ns, uint64_t seq, const void *value, uint32_t length);
+/* Patch the frame's length; -ENOMEM if anything failed since begin, in
+ * which case the frame is removed again. */
+int pbus_wire_end(struct pbus_wire_buf *b, size_t start);
+/* Remove the frame begun at @start (e.g. to replace it by an ERROR). */
+void pbus_wire_cancel(struct pbus_wire_buf *b, size_t start);
+
+/* --- reading -------------------------------------------------------------- */
+
+struct pbus_wire_reader {
+	const unsigned char *p, *end;
+	bool bad; /* read past the end */
+};
+
+static inline void pbus_wire_reader_init(struct pbus_wire_reader *r, const void *body, size_t n)
+{
+	r->p = (const unsigned char *)body;
+	r->end = r->p + n;
+	r->bad = false;
+}
+
+uint16_t pbus_wire_get_u16(struct pbus_wire_reader *r);
+uint32_t pbus_wire_get_u32(struct pbus_wire_reader *r);
+int32_t pbus_wire_get_i32(struct pbus_wire_reader *r);
+uint64_t pbus_wire_get_u64(struct pbus_wire_reader *r);
+double pbus_wire_get_f64(struct pbus_wire_reader *r);
+/* @n bytes in place, or NULL (and bad) if fewer remain. */
+const void *pbus_wire_get_bytes(struct pbus_wire_reader *r, size_t n);
+/* A str: its bytes in place (not NUL-terminated) and length; NULL if bad. */
+const char *pbus_wire_get_str(struct pbus_wire_reader *r, uint32_t *ret_length);
+/* Bytes left unread. */
+static inline size_t pbus_wire_left(const struct pbus_wire_reader *r)
+{
+	return r->bad ? 0 : (size_t)(r->end - r->p);
+}
+/* The body was read exactly: nothing missing, nothing left over. */
+static inline bool pbus_wire_done(const struct pbus_wire_reader *r)
+{
+	return !r->bad && r->p == r->end;
+}
+
+/* One value record; false (and bad) if malformed. @value points into the
+ * body. */
+struct pbus_wire_value {
+	uint32_t index, status, length;
+	uint64_t timestamp_ns, seq;
+	const void *value;
+};
+bool pbus_wire_get_value(struct pbus_wire_reader *r, struct pbus_wire_value *v);
+
+#endif

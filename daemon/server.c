@@ -1058,37 +1058,46 @@ static void client_read(struct server *s, struct client *c)
 
 /* --- the server thread ---------------------------------------------------------- */
 
+/* A new connection on @fd from a peer with @cred. */
+static struct client *client_new(struct server *s, int fd, const struct ucred *cred)
+{
+	struct client *c = calloc(1, sizeof(*c));
+	struct epoll_event ev;
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	c->pid = cred->pid;
+	c->uid = cred->uid;
+	c->gid = cred->gid;
+	c->privileged = cred->uid == 0 || cred->uid == geteuid();
+	c->acks_tail = &c->acks;
+	snprintf(c->name, sizeof(c->name), "pid %d", (int)cred->pid);
+	read_groups(c);
+	c->next = s->clients;
+	s->clients = c;
+	s->client_count++;
+	ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = c};
+	epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+	return c;
+}
+
 static void accept_clients(struct server *s)
 {
 	for (;;) {
 		struct ucred cred;
 		socklen_t length = sizeof(cred);
 		struct client *c;
-		struct epoll_event ev;
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 		if (fd < 0)
 			return;
 		s->connections_total++;
-		c = calloc(1, sizeof(*c));
-		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) < 0) {
-			free(c);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) < 0 ||
+		    !(c = client_new(s, fd, &cred))) {
 			close(fd);
 			continue;
 		}
-		c->fd = fd;
-		c->pid = cred.pid;
-		c->uid = cred.uid;
-		c->gid = cred.gid;
-		c->privileged = cred.uid == 0 || cred.uid == geteuid();
-		c->acks_tail = &c->acks;
-		snprintf(c->name, sizeof(c->name), "pid %d", (int)cred.pid);
-		read_groups(c);
-		c->next = s->clients;
-		s->clients = c;
-		s->client_count++;
-		ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = c};
-		epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 		if (s->client_count > s->max_clients) {
 			s->rejected_connections++;
 			reject(s, c, 0, -EUSERS, "too many clients (at most %u)", s->max_clients);
@@ -1257,12 +1266,13 @@ static int add_fd(struct server *s, int fd, int *tag)
 	return epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-int server_start(struct pbus_table *owner, const struct pbus_schema *schema, const char *schema_text,
-		 size_t schema_length, const char *instance, const struct server_options *o,
-		 struct server **ret)
+/* Everything but the socket and the threads (the fuzz target,
+ * tests/fuzz/, drives a server made this way directly). */
+static int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
+			  const char *schema_text, size_t schema_length, const char *instance,
+			  const struct server_options *o, struct server **ret)
 {
 	struct server *s = calloc(1, sizeof(*s));
-	int r = -ENOMEM;
 
 	if (!s)
 		return -ENOMEM;
@@ -1280,13 +1290,14 @@ int server_start(struct pbus_table *owner, const struct pbus_schema *schema, con
 	s->started_ns = monotonic_ns();
 	pthread_mutex_init(&s->watch_lock, NULL);
 	pthread_cond_init(&s->watch_changed, NULL);
+	*ret = s;
 	s->changed = calloc(s->words, sizeof(*s->changed));
 	s->changed_now = calloc(s->words, sizeof(*s->changed_now));
 	s->param_gid = calloc(s->param_count + 1, sizeof(*s->param_gid));
 	s->params = calloc(s->param_count + 1, sizeof(*s->params));
 	s->value_buf = malloc(VALUE_MAX + 64);
 	if (!s->changed || !s->changed_now || !s->param_gid || !s->params || !s->value_buf)
-		goto fail;
+		return -ENOMEM;
 	for (uint32_t i = 0; i < s->param_count; i++) {
 		const char *group = schema->params[i].group;
 		struct group *g = group ? getgrnam(group) : NULL;
@@ -1297,21 +1308,33 @@ int server_start(struct pbus_table *owner, const struct pbus_schema *schema, con
 			log_msg(LOG_WARNING, "server: parameter '%s': group '%s' does not exist; only "
 				"pbusd's user and root may write it", schema->params[i].name, group);
 	}
-	r = listen_on(s, o->socket_dir);
-	if (r < 0)
-		goto fail;
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s->changed_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->saved_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (s->epoll_fd < 0 || s->changed_fd < 0 || s->saved_fd < 0 || s->stop_fd < 0 || s->timer_fd < 0 ||
-	    add_fd(s, s->listen_fd, &s->listen_fd) < 0 || add_fd(s, s->changed_fd, &s->changed_fd) < 0 ||
-	    add_fd(s, s->saved_fd, &s->saved_fd) < 0 || add_fd(s, s->stop_fd, &s->stop_fd) < 0 ||
-	    add_fd(s, s->timer_fd, &s->timer_fd) < 0) {
-		r = -errno;
+	    add_fd(s, s->changed_fd, &s->changed_fd) < 0 || add_fd(s, s->saved_fd, &s->saved_fd) < 0 ||
+	    add_fd(s, s->stop_fd, &s->stop_fd) < 0 || add_fd(s, s->timer_fd, &s->timer_fd) < 0)
+		return -errno;
+	return 0;
+}
+
+int server_start(struct pbus_table *owner, const struct pbus_schema *schema, const char *schema_text,
+		 size_t schema_length, const char *instance, const struct server_options *o,
+		 struct server **ret)
+{
+	struct server *s = NULL;
+	int r = server_prepare(owner, schema, schema_text, schema_length, instance, o, &s);
+
+	if (r < 0)
 		goto fail;
-	}
+	r = listen_on(s, o->socket_dir);
+	if (r < 0)
+		goto fail;
+	r = add_fd(s, s->listen_fd, &s->listen_fd);
+	if (r < 0)
+		goto fail;
 	r = -pthread_create(&s->watcher, NULL, watcher_main, s);
 	if (r < 0)
 		goto fail;

@@ -12,9 +12,12 @@
 #include <grp.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "pbusd.h"
@@ -236,10 +239,33 @@ static int read_schema(const char *path, char **ret_text, size_t *ret_length)
 	return 0;
 }
 
+/* Under systemd (Type=notify): "READY=1" to $NOTIFY_SOCKET, a datagram
+ * socket ("@name" for the abstract namespace). */
+static void notify_systemd(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	size_t n;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || (n = strlen(path)) >= sizeof(addr.sun_path))
+		return;
+	memcpy(addr.sun_path, path, n);
+	if (path[0] == '@')
+		addr.sun_path[0] = 0;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&addr,
+			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+		log_msg(LOG_WARNING, "NOTIFY_SOCKET %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 static void notify_ready(int fd)
 {
 	static const char msg[] = "READY=1\n";
 
+	notify_systemd();
 	if (fd < 0)
 		return;
 	if (write(fd, msg, sizeof(msg) - 1) < 0)

@@ -443,12 +443,38 @@ static int append_value(struct server *s, struct pbus_wire_buf *b, uint32_t inde
 	return 0;
 }
 
-/* Build one NOTIFY of @sub if it has pending changes, room and time. Returns
- * the deadline when it may send next (0 if nothing waits). */
+/* Finish a NOTIFY begun at @start with @count records (or drop it if empty). */
+static void notify_end(struct server *s, struct client *c, size_t start, uint32_t count)
+{
+	if (count == 0 || c->tx.failed) {
+		pbus_wire_cancel(&c->tx, start);
+		return;
+	}
+	/* The count field follows the subscription id. */
+	for (unsigned i = 0; i < 4; i++)
+		c->tx.data[start + PBUS_WIRE_HEADER_SIZE + 4 + i] = (unsigned char)(count >> (8 * i));
+	pbus_wire_end(&c->tx, start);
+	c->notifications++;
+	s->notifications++;
+	s->values_notified += count;
+}
+
+static size_t notify_begin(struct client *c, const struct subscription *sub)
+{
+	size_t start = pbus_wire_begin(&c->tx, PBUS_WIRE_NOTIFY, 0);
+
+	pbus_wire_u32(&c->tx, sub->id);
+	pbus_wire_u32(&c->tx, 0); /* the count, patched by notify_end() */
+	return start;
+}
+
+/* Send the pending changes of @sub if it has room and time: the latest
+ * value of each, in as many NOTIFYs as the frame limit needs. Returns the
+ * time when it may send next if it must wait (0: nothing waits). */
 static int64_t notify(struct server *s, struct client *c, struct subscription *sub, int64_t now)
 {
 	uint32_t count = 0;
-	size_t start, count_at;
+	size_t start;
 
 	if (!sub->any_pending)
 		return 0;
@@ -456,18 +482,22 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		return sub->next_allowed_ns;
 	if (c->tx.size >= LOW_WATER)
 		return 0; /* EPOLLOUT brings us back */
-	start = pbus_wire_begin(&c->tx, PBUS_WIRE_NOTIFY, 0);
-	pbus_wire_u32(&c->tx, sub->id);
-	count_at = c->tx.size;
-	pbus_wire_u32(&c->tx, 0);
+	start = notify_begin(c, sub);
 	for (uint32_t k = 0; k < sub->count; k++) {
 		uint32_t index = sub->indexes[k];
 		unsigned type = s->schema->params[index].ti.type;
 		struct pbus_sample sample;
-		size_t record = c->tx.size;
+		size_t record;
 
 		if (!(sub->pending[k / 64] & (UINT64_C(1) << (k % 64))))
 			continue;
+		/* A record is at most 28 bytes plus the value. */
+		if (c->tx.size - start + 28 + s->schema->params[index].ti.value_size > s->max_frame) {
+			notify_end(s, c, start, count);
+			start = notify_begin(c, sub);
+			count = 0;
+		}
+		record = c->tx.size;
 		if (append_value(s, &c->tx, index, &sample) < 0)
 			continue;
 		if (!sub->initial && sub->deadband > 0 && numeric_scalar(type) &&
@@ -481,19 +511,10 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		sub->last_status[k] = sample.status;
 		count++;
 	}
+	notify_end(s, c, start, count);
 	memset(sub->pending, 0, ((sub->count + 63) / 64) * sizeof(uint64_t));
 	sub->any_pending = false;
 	sub->initial = false;
-	if (count == 0 || c->tx.failed) {
-		pbus_wire_cancel(&c->tx, start);
-		return 0;
-	}
-	for (unsigned i = 0; i < 4; i++)
-		c->tx.data[count_at + i] = (unsigned char)(count >> (8 * i));
-	pbus_wire_end(&c->tx, start);
-	c->notifications++;
-	s->notifications++;
-	s->values_notified += count;
 	sub->next_allowed_ns = now + (int64_t)sub->min_interval_us * 1000;
 	return 0;
 }
@@ -636,8 +657,13 @@ static void handle_get(struct server *s, struct client *c, uint32_t id, struct p
 	pbus_wire_u32(&c->tx, (uint32_t)count);
 	for (int k = 0; k < count; k++)
 		append_value(s, &c->tx, indexes[k], NULL);
-	if (pbus_wire_end(&c->tx, start) < 0)
+	if (!c->tx.failed && c->tx.size - start > s->max_frame) {
+		pbus_wire_cancel(&c->tx, start);
+		send_error(s, c, id, -EMSGSIZE, "the %d values take more than the frame limit of %u bytes; "
+			   "ask for fewer at a time", count, s->max_frame);
+	} else if (pbus_wire_end(&c->tx, start) < 0) {
 		send_error(s, c, id, -ENOMEM, "out of memory");
+	}
 out:
 	free(indexes);
 }

@@ -39,7 +39,10 @@
 #include "../lib/wire-internal.h"
 #include "pbusd.h"
 
-#define LOW_WATER (64u << 10)        /* notifications wait while more is unsent */
+/* The kernel's send buffer per client: what a client that stops reading
+ * can have in flight (notifications are built only when everything before
+ * them has gone into it; the kernel doubles the value). */
+#define CLIENT_SNDBUF (16 << 10)
 #define REPLY_BACKLOG_MAX (4u << 20) /* a client that stops reading is closed */
 #define ACK_TIMEOUT_NS (10LL * 1000000000) /* a save that never comes: EIO */
 #define VALUE_MAX 65536
@@ -54,6 +57,7 @@ struct subscription {
 	uint64_t *pending;       /* bitmap over positions: changed since last NOTIFY */
 	double *last_sent;       /* per position, for the deadband */
 	uint32_t *last_status;
+	uint64_t *last_seq;      /* per position: the version last looked at */
 	bool any_pending, initial;
 	int64_t next_allowed_ns; /* CLOCK_MONOTONIC */
 	struct subscription *next;
@@ -117,6 +121,7 @@ struct server {
 	unsigned watch_generation;
 	struct pbus_watch *current_watch; /* the watcher's, while it has one */
 	atomic_bool stopping;
+	atomic_bool rescan;       /* the watcher has a new watch: compare versions */
 	_Atomic uint64_t *changed; /* bitmap over parameter indexes, set by the watcher */
 	uint64_t *changed_now;     /* the server thread's copy of it */
 	size_t words;
@@ -174,6 +179,10 @@ static void *watcher_main(void *arg)
 			    pbus_watch_new(s->table, s->watch_indexes, s->watch_count, &watch) < 0)
 				log_msg(LOG_ERROR, "server: cannot watch the subscribed parameters");
 			s->current_watch = watch;
+			/* A write between a subscription's first NOTIFY and this
+			 * watch would go unseen: have the server compare versions. */
+			atomic_store(&s->rescan, true);
+			kick(s->changed_fd);
 		}
 		if (!watch) {
 			/* Nothing subscribed: sleep until that changes. */
@@ -294,6 +303,7 @@ static void free_subscription(struct subscription *sub)
 	free(sub->pending);
 	free(sub->last_sent);
 	free(sub->last_status);
+	free(sub->last_seq);
 	free(sub);
 }
 
@@ -480,8 +490,6 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		return 0;
 	if (now < sub->next_allowed_ns)
 		return sub->next_allowed_ns;
-	if (c->tx.size >= LOW_WATER)
-		return 0; /* EPOLLOUT brings us back */
 	start = notify_begin(c, sub);
 	for (uint32_t k = 0; k < sub->count; k++) {
 		uint32_t index = sub->indexes[k];
@@ -500,6 +508,12 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		record = c->tx.size;
 		if (append_value(s, &c->tx, index, &sample) < 0)
 			continue;
+		/* Already sent this version (a change reported after we read it). */
+		if (!sub->initial && sample.seq == sub->last_seq[k]) {
+			pbus_wire_cancel(&c->tx, record);
+			continue;
+		}
+		sub->last_seq[k] = sample.seq;
 		if (!sub->initial && sub->deadband > 0 && numeric_scalar(type) &&
 		    sample.status == sub->last_status[k] &&
 		    fabs(as_double(type, s->value_buf) - sub->last_sent[k]) < sub->deadband) {
@@ -525,6 +539,13 @@ static int64_t notify_client(struct server *s, struct client *c, int64_t now)
 {
 	int64_t earliest = 0;
 
+	/* Only when the kernel took everything sent before (this round's
+	 * NOTIFYs of several subscriptions may then queue together): a client
+	 * that does not read gets no more than its socket buffer in flight. If
+	 * the socket is full, EPOLLOUT brings us back. */
+	if (c->tx.size)
+		return 0;
+
 	for (struct subscription *sub = c->subs; sub; sub = sub->next) {
 		int64_t at = notify(s, c, sub, now);
 
@@ -543,6 +564,17 @@ static void collect_changes(struct server *s)
 	for (size_t w = 0; w < s->words; w++) {
 		bits[w] = atomic_exchange(&s->changed[w], 0);
 		any |= bits[w] != 0;
+	}
+	if (atomic_exchange(&s->rescan, false)) {
+		/* Whatever moved since a subscription last looked. */
+		for (struct client *c = s->clients; c; c = c->next)
+			for (struct subscription *sub = c->subs; sub; sub = sub->next)
+				for (uint32_t k = 0; k < sub->count; k++)
+					if (!sub->initial &&
+					    pbus_param_seq(s->params[sub->indexes[k]]) != sub->last_seq[k]) {
+						sub->pending[k / 64] |= UINT64_C(1) << (k % 64);
+						sub->any_pending = true;
+					}
 	}
 	if (!any)
 		return;
@@ -581,8 +613,12 @@ static void handle_hello(struct server *s, struct client *c, uint32_t id, struct
 	const char *interface = pbus_table_interface(s->table, &major, &minor);
 	size_t start;
 
-	if (!pbus_wire_done(r) || name_length > PBUS_WIRE_NAME_MAX)
+	if (!pbus_wire_done(r))
 		return reject(s, c, id, -EPROTO, "malformed HELLO");
+	if (name_length > PBUS_WIRE_NAME_MAX || memchr(name, 0, name_length) ||
+	    !pbus_utf8_valid(name, name_length))
+		return reject(s, c, id, -EPROTO, "HELLO client_name is not UTF-8 of at most %d bytes "
+			      "without NUL", PBUS_WIRE_NAME_MAX);
 	if (min > PBUS_WIRE_VERSION || max < PBUS_WIRE_VERSION || min > max)
 		return reject(s, c, id, -EPROTONOSUPPORT,
 			      "no common protocol version: client %u..%u, server 1..1", min, max);
@@ -866,8 +902,10 @@ static void handle_subscribe(struct server *s, struct client *c, uint32_t id, st
 		sub->pending = calloc(((size_t)count + 63) / 64, sizeof(uint64_t));
 		sub->last_sent = calloc((size_t)count, sizeof(double));
 		sub->last_status = calloc((size_t)count, sizeof(uint32_t));
+		sub->last_seq = calloc((size_t)count, sizeof(uint64_t));
 	}
-	if (!sub || !sub->member || !sub->pending || !sub->last_sent || !sub->last_status) {
+	if (!sub || !sub->member || !sub->pending || !sub->last_sent || !sub->last_status ||
+	    !sub->last_seq) {
 		if (sub)
 			free_subscription(sub);
 		send_error(s, c, id, -ENOMEM, "out of memory");
@@ -890,8 +928,8 @@ static void handle_subscribe(struct server *s, struct client *c, uint32_t id, st
 	pbus_wire_u32(&c->tx, sub->id);
 	pbus_wire_end(&c->tx, start);
 	update_watch_set(s);
-	/* The first NOTIFY, with every current value, follows the reply. */
-	notify(s, c, sub, monotonic_ns());
+	/* The first NOTIFY, with every current value, follows the reply once
+	 * that has gone out (service_clients()). */
 	return;
 fail:
 	free(indexes);
@@ -1092,6 +1130,7 @@ static struct client *client_new(struct server *s, int fd, const struct ucred *c
 
 	if (!c)
 		return NULL;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){CLIENT_SNDBUF}, sizeof(int));
 	c->fd = fd;
 	c->pid = cred->pid;
 	c->uid = cred->uid;
@@ -1154,6 +1193,11 @@ static void service_clients(struct server *s)
 		int64_t at;
 
 		next = c->next;
+		/* Flush first: room in the socket lets waiting notifications go. */
+		if (!c->closing && client_flush(s, c) < 0) {
+			client_free(s, c);
+			continue;
+		}
 		if (!c->closing) {
 			check_acks(s, c, now);
 			if (c->acks && (!earliest || c->acks->deadline_ns < earliest))
@@ -1238,6 +1282,22 @@ static int activated_socket(void)
 	return 3;
 }
 
+/* mkdir -p, mode 0755. */
+static int mkdir_parents(char *dir)
+{
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return mkdir(dir, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
 static int listen_on(struct server *s, const char *dir_option)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -1254,7 +1314,7 @@ static int listen_on(struct server *s, const char *dir_option)
 		free(dir);
 		return -ENOMEM;
 	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (mkdir_parents(dir) < 0) {
 		r = -errno;
 		log_msg(LOG_ERROR, "server: cannot create %s: %s", dir, strerror(errno));
 		free(dir);
@@ -1324,6 +1384,23 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->value_buf = malloc(VALUE_MAX + 64);
 	if (!s->changed || !s->changed_now || !s->param_gid || !s->params || !s->value_buf)
 		return -ENOMEM;
+	/* Every frame must fit max_frame: the schema text, and a NOTIFY (or
+	 * VALUES) of the largest value. */
+	if (schema_length + PBUS_WIRE_HEADER_SIZE + 4 > s->max_frame) {
+		log_msg(LOG_ERROR, "server: --max-frame %u is below the schema's text (%zu bytes); at "
+			"least %zu needed", s->max_frame, schema_length, schema_length + PBUS_WIRE_HEADER_SIZE + 4);
+		return -EMSGSIZE;
+	}
+	for (uint32_t i = 0; i < s->param_count; i++) {
+		size_t need = PBUS_WIRE_HEADER_SIZE + 8 + 28 + (size_t)schema->params[i].ti.value_size;
+
+		if (need > s->max_frame) {
+			log_msg(LOG_ERROR, "server: --max-frame %u cannot carry parameter '%s' (%u bytes); at "
+				"least %zu needed", s->max_frame, schema->params[i].name,
+				schema->params[i].ti.value_size, need);
+			return -EMSGSIZE;
+		}
+	}
 	for (uint32_t i = 0; i < s->param_count; i++) {
 		const char *group = schema->params[i].group;
 		struct group *g = group ? getgrnam(group) : NULL;

@@ -7,6 +7,7 @@
 #ifndef PBUS_VALUE_INTERNAL_H
 #define PBUS_VALUE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,9 @@ int pbus_type_valid(unsigned type);
 
 /* Check a value in stored encoding: length, bool 0/1, enum membership,
  * limits (NaN is out of any limit). 0, -EINVAL, -ERANGE or -EMSGSIZE. */
+/* Strict UTF-8 (no overlong forms, surrogates or code points above U+10FFFF). */
+bool pbus_utf8_valid(const void *text, size_t n);
+
 int pbus_value_check(const struct pbus_typeinfo *ti, const void *value, size_t length);
 
 /* Parse text into the stored encoding, then pbus_value_check(). */

@@ -146,8 +146,9 @@ static bool enum_has_value(const struct pbus_typeinfo *ti, int64_t v)
 }
 
 /* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
-static bool utf8_valid(const unsigned char *s, size_t n)
+bool pbus_utf8_valid(const void *text, size_t n)
 {
+	const unsigned char *s = text;
 	size_t i = 0;
 
 	while (i < n) {
@@ -191,7 +192,7 @@ int pbus_value_check(const struct pbus_typeinfo *ti, const void *value, size_t l
 	if (length > 0 && !value)
 		return -EINVAL;
 	if (ti->type == PBUS_TYPE_STRING)
-		return utf8_valid(p, length) ? 0 : -EINVAL;
+		return pbus_utf8_valid(p, length) ? 0 : -EINVAL;
 	if (ti->type == PBUS_TYPE_BYTES)
 		return 0;
 	if (!(ti->type & PBUS_TYPE_ARRAY_FLAG)) {

@@ -63,11 +63,13 @@ test-quick: build
 bench: build
 	@mkdir -p $(BUILD)/bench
 	python3 bench/run-param-table.py $(BUILD)/dev
+	python3 bench/run-socket-server.py $(BUILD)/dev
 	python3 bench/run-hw.py --runs 5
 
 bench-quick: build
 	@mkdir -p $(BUILD)/bench
 	python3 bench/run-param-table.py $(BUILD)/dev --quick
+	python3 bench/run-socket-server.py $(BUILD)/dev --quick
 	python3 bench/run-hw.py --quick
 
 install: build

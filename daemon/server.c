@@ -128,6 +128,12 @@ struct server {
 
 	struct client *clients;
 	uint32_t client_count;
+	int64_t timer_at;          /* what timer_fd is armed for (0: disarmed) */
+	/* Scratch of handle_set(), param_count entries each: no allocation
+	 * per request. */
+	struct pbus_write *set_writes;
+	int32_t *set_results;
+	uint64_t *set_seqs, *set_seen;
 	unsigned char *value_buf;
 	int64_t started_ns;
 	/* Statistics (server thread). */
@@ -759,34 +765,28 @@ static void check_acks(struct server *s, struct client *c, int64_t now)
 static void handle_set(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
 {
 	uint32_t count = pbus_wire_get_u32(r);
-	struct pbus_write *writes = NULL;
-	int32_t *results = NULL;
-	uint64_t *seqs = NULL, *wait_seqs = NULL, *seen = NULL;
+	struct pbus_write *writes = s->set_writes;
+	int32_t *results = s->set_results;
+	uint64_t *seqs = s->set_seqs, *seen = s->set_seen;
 	struct pending_ack *ack;
 	bool persistent = false;
 	int first = 0;
 
 	if (r->bad || count == 0 || count > s->param_count)
 		return reject(s, c, id, -EPROTO, "malformed SET: count %u", count);
-	writes = calloc(count, sizeof(*writes));
-	results = calloc(count, sizeof(*results));
-	seqs = calloc(count, sizeof(*seqs));
-	seen = calloc(s->words, sizeof(*seen));
-	if (!writes || !results || !seqs || !seen) {
-		send_error(s, c, id, -ENOMEM, "out of memory");
-		goto out;
-	}
 	for (uint32_t k = 0; k < count; k++) {
+		writes[k] = (struct pbus_write){.status = PBUS_STATUS_OK};
 		writes[k].index = pbus_wire_get_u32(r);
 		writes[k].length = pbus_wire_get_u32(r);
 		writes[k].value = pbus_wire_get_bytes(r, writes[k].length);
-		writes[k].status = PBUS_STATUS_OK;
+		seqs[k] = 0;
 	}
-	if (!pbus_wire_done(r)) {
-		reject(s, c, id, -EPROTO, "malformed SET: %u writes do not fill the body", count);
-		goto out;
-	}
-	/* Every check first; nothing is applied unless all pass. */
+	if (!pbus_wire_done(r))
+		return reject(s, c, id, -EPROTO, "malformed SET: %u writes do not fill the body", count);
+	/* Steps 1-3 of docs/socket-protocol.md §3.3 here; the value checks
+	 * (4-6) are the table's, done by pbus_table_write_many() before it
+	 * applies anything. */
+	memset(seen, 0, s->words * sizeof(*seen));
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t i = writes[k].index;
 		int e;
@@ -798,9 +798,6 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 		} else {
 			seen[i / 64] |= UINT64_C(1) << (i % 64);
 			e = write_right(s, c, i);
-			if (e == 0)
-				e = pbus_value_check(&s->schema->params[i].ti, writes[k].value,
-						     writes[k].length);
 		}
 		results[k] = e;
 		if (e < 0 && first == 0)
@@ -814,48 +811,45 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 			if (s->schema->params[writes[k].index].ti.flags & PBUS_PARAM_PERSISTENT)
 				persistent = true;
 		}
+	} else {
+		/* Refused already: still tell each write what is wrong with it. */
+		first = 0;
+		for (uint32_t k = 0; k < count; k++) {
+			if (results[k] == 0)
+				results[k] = pbus_value_check(&s->schema->params[writes[k].index].ti,
+							      writes[k].value, writes[k].length);
+			if (results[k] < 0 && first == 0)
+				first = results[k];
+		}
 	}
-	if (first < 0 || !persistent) {
-		send_set_reply(c, id, first, count, results, seqs);
-		goto out;
-	}
+	if (first < 0 || !persistent)
+		return send_set_reply(c, id, first, count, results, seqs);
 	/* Persistent values: the reply waits until the saver has them on disk. */
 	ack = calloc(1, sizeof(*ack));
-	wait_seqs = calloc(count, sizeof(*wait_seqs));
-	if (!ack || !wait_seqs) {
-		free(ack);
-		send_error(s, c, id, -ENOMEM, "out of memory");
-		goto out;
+	if (ack) {
+		ack->indexes = malloc(count * sizeof(*ack->indexes));
+		ack->results = malloc(count * sizeof(*ack->results));
+		ack->seqs = malloc(count * sizeof(*ack->seqs));
+		ack->wait_seqs = calloc(count, sizeof(*ack->wait_seqs));
 	}
-	for (uint32_t k = 0; k < count; k++)
-		if (s->schema->params[writes[k].index].ti.flags & PBUS_PARAM_PERSISTENT)
-			wait_seqs[k] = seqs[k];
+	if (!ack || !ack->indexes || !ack->results || !ack->seqs || !ack->wait_seqs) {
+		if (ack)
+			free_ack(ack);
+		return send_error(s, c, id, -ENOMEM, "out of memory (the values were written)");
+	}
 	ack->id = id;
 	ack->count = count;
 	ack->deadline_ns = monotonic_ns() + ACK_TIMEOUT_NS;
-	ack->indexes = malloc(count * sizeof(*ack->indexes));
-	ack->results = results;
-	ack->seqs = seqs;
-	ack->wait_seqs = wait_seqs;
-	results = NULL;
-	seqs = NULL;
-	wait_seqs = NULL;
-	if (!ack->indexes) {
-		free_ack(ack);
-		send_error(s, c, id, -ENOMEM, "out of memory");
-		goto out;
-	}
-	for (uint32_t k = 0; k < count; k++)
+	for (uint32_t k = 0; k < count; k++) {
 		ack->indexes[k] = writes[k].index;
+		ack->results[k] = results[k];
+		ack->seqs[k] = seqs[k];
+		if (s->schema->params[writes[k].index].ti.flags & PBUS_PARAM_PERSISTENT)
+			ack->wait_seqs[k] = seqs[k];
+	}
 	*c->acks_tail = ack;
 	c->acks_tail = &ack->next;
 	check_acks(s, c, monotonic_ns());
-out:
-	free(writes);
-	free(results);
-	free(seqs);
-	free(wait_seqs);
-	free(seen);
 }
 
 static void handle_subscribe(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
@@ -1176,6 +1170,9 @@ static void arm_timer(struct server *s, int64_t at)
 {
 	struct itimerspec its = {0};
 
+	if (at == s->timer_at)
+		return; /* a system call per event saved */
+	s->timer_at = at;
 	if (at > 0) {
 		its.it_value.tv_sec = at / 1000000000;
 		its.it_value.tv_nsec = at % 1000000000;
@@ -1382,7 +1379,12 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->param_gid = calloc(s->param_count + 1, sizeof(*s->param_gid));
 	s->params = calloc(s->param_count + 1, sizeof(*s->params));
 	s->value_buf = malloc(VALUE_MAX + 64);
-	if (!s->changed || !s->changed_now || !s->param_gid || !s->params || !s->value_buf)
+	s->set_writes = calloc(s->param_count + 1, sizeof(*s->set_writes));
+	s->set_results = calloc(s->param_count + 1, sizeof(*s->set_results));
+	s->set_seqs = calloc(s->param_count + 1, sizeof(*s->set_seqs));
+	s->set_seen = calloc(s->words, sizeof(*s->set_seen));
+	if (!s->changed || !s->changed_now || !s->param_gid || !s->params || !s->value_buf ||
+	    !s->set_writes || !s->set_results || !s->set_seqs || !s->set_seen)
 		return -ENOMEM;
 	/* Every frame must fit max_frame: the schema text, and a NOTIFY (or
 	 * VALUES) of the largest value. */
@@ -1495,5 +1497,9 @@ void server_stop(struct server *s)
 	free(s->param_gid);
 	free(s->params);
 	free(s->value_buf);
+	free(s->set_writes);
+	free(s->set_results);
+	free(s->set_seqs);
+	free(s->set_seen);
 	free(s);
 }

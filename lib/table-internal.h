@@ -108,9 +108,12 @@ static inline const char *pbus_table_string(const struct pbus_table *table, uint
 #define PBUS_READER_TURN_NS 200000
 
 /* Write one parameter's value that has passed every check (write.c);
- * @timestamp_ns 0 means now. */
+ * @timestamp_ns 0 means now. Waiters are woken at once, or, with
+ * @wake_later, *wake_later is set and the caller wakes them (once per
+ * batch). */
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
-		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq);
+		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq,
+		       bool *wake_later);
 
 /* Wake every waiter of the table (state changes, saves). */
 void pbus_wake_all(struct pbus_table *table);

@@ -62,7 +62,8 @@ static void wait_for_reader_turn(const uint64_t *turn)
 }
 
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
-		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq)
+		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq,
+		       bool *wake_later)
 {
 	const struct pbus_param *p = &table->params[index];
 	unsigned char *slot = (unsigned char *)p->slot_;
@@ -98,11 +99,16 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	__atomic_exchange_n(&head->seq, s + 1, __ATOMIC_SEQ_CST);
 	pbus_write_unlock(&head->lock);
 
-	/* Wake waiters only if someone waits for this parameter. */
+	/* Wake waiters only if someone waits for this parameter (a batch
+	 * wakes them once, after its last write). */
 	if (__atomic_load_n(&table->waiters[index], __ATOMIC_SEQ_CST) ||
 	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_SEQ_CST)) {
-		__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
-		pbus_futex_wake_all(&table->wake->notify);
+		if (wake_later) {
+			*wake_later = true;
+		} else {
+			__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
+			pbus_futex_wake_all(&table->wake->notify);
+		}
 	}
 	if (ret_seq)
 		*ret_seq = s + 1;
@@ -143,8 +149,8 @@ static bool table_gone(const struct pbus_table *table)
 int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)
 {
 	int first = 0;
-
 	uint64_t now = 0;
+	bool wake = false;
 
 	if (!table || (!writes && count))
 		return -EINVAL;
@@ -168,9 +174,14 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);
 		w->result = pbus_write_checked(table, w->index, w->value, w->length,
 					       w->timestamp_ns ? w->timestamp_ns : now, w->status,
-					       &w->seq);
+					       &w->seq, &wake);
 		if (w->result < 0 && first == 0)
 			first = w->result;
+	}
+	/* One wake-up for the whole batch: a watcher finds every change. */
+	if (wake) {
+		__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
+		pbus_futex_wake_all(&table->wake->notify);
 	}
 	return first;
 }
@@ -204,7 +215,7 @@ static int set_typed(const struct pbus_param *param, unsigned type, const void *
 		return r;
 	if (table_gone(table))
 		return -ESTALE;
-	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL);
+	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, NULL);
 }
 
 int pbus_param_set_bool(const struct pbus_param *param, bool value)

@@ -4,10 +4,16 @@
  *
  * `set` is all-or-nothing: every NAME=VALUE is looked up, checked against
  * the schema and parsed before anything is written, then the whole batch
- * goes to pbus_table_write_many(), which checks again (the table is shared:
- * what was true at parse time need not be true now) and writes nothing if
- * any write is refused. The table is opened with PBUS_OPEN_WRITE, never as
- * provider, so read-only parameters stay the instrument's.
+ * goes out at once, and whoever writes checks again (what was true at parse
+ * time need not be true now) and writes nothing if any write is refused.
+ *
+ * By default the batch goes to pbusd over its socket (pbus_client_set()):
+ * pbusd decides who may write what from the caller's credentials, and
+ * answers only once persistent values are on disk. `set --direct` writes
+ * the segment itself with pbus_table_write_many(), as before the server
+ * existed: the table opened with PBUS_OPEN_WRITE, never as provider, so
+ * read-only parameters stay the instrument's either way. Both paths check
+ * and word their refusals the same way, from the same schema.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +23,9 @@
 #include "tool.h"
 
 enum { WAIT_SAVED_TIMEOUT_MS = 5000 };
+/* Through pbusd: longer than pbusd waits for a save before it answers EIO
+ * (10 s), so that a slow disk is reported as such, not as a timeout. */
+enum { SERVER_TIMEOUT_MS = 15000 };
 enum { ECHO_LIMIT = 40 }; /* bytes of a value repeated in an error message */
 
 /* --- get ----------------------------------------------------------------- */
@@ -159,10 +168,13 @@ const struct tool_command tool_command_get = {
 struct assignment {
 	char *name;        /* points into the argument, '=' replaced by NUL */
 	const char *text;  /* the value's text */
-	const char *arg;   /* a copy of the whole argument for messages */
+	/* Direct: the table's parameter. Through pbusd: the client and index. */
 	const struct pbus_param *param;
+	const struct pbus_client *client;
+	struct pbus_param_info info;
 	unsigned char *buf;
 	size_t length;
+	bool superseded;   /* the same name comes again later: only that one goes */
 };
 
 /* At most ECHO_LIMIT bytes of @text, cut at a character boundary, with an
@@ -185,39 +197,80 @@ static int refuse(const struct assignment *a, int negative_errno)
 {
 	char problem[512], echo[64];
 
-	if (negative_errno == -EACCES) {
+	switch (negative_errno) {
+	case -EACCES:
 		tool_error("set %s: parameter is read-only", a->name);
 		return TOOL_EXIT_FAILURE;
-	}
-	if (negative_errno == -ESTALE) {
+	case -EPERM:
+		/* pbusd's verdict from our credentials (docs/socket-protocol.md §6). */
+		if (*a->info.group)
+			tool_error("set %s: not allowed (only pbusd's user and group '%s' may write it)",
+				   a->name, a->info.group);
+		else
+			tool_error("set %s: not allowed (only pbusd's user may write it)", a->name);
+		return TOOL_EXIT_FAILURE;
+	case -ESTALE:
 		tool_error("set %s: instance closed or replaced (pbusd stopped or restarted)",
 			   a->name);
 		return TOOL_EXIT_NO_INSTANCE;
+	default:
+		break;
 	}
-	tool_parse_error_text(a->param, negative_errno, problem, sizeof(problem));
+	if (a->param)
+		tool_parse_error_text(a->param, negative_errno, problem, sizeof(problem));
+	else
+		tool_client_parse_error_text(a->client, a->info.index, negative_errno, problem,
+					     sizeof(problem));
 	echo_text(a->text, echo, sizeof(echo));
 	tool_error("set %s=%s: %s", a->name, echo, problem);
 	return TOOL_EXIT_FAILURE;
 }
 
-static int write_all(struct pbus_table *table, struct assignment *as, int count, bool wait_saved)
+/* Check and parse one assignment whose info is filled: read-only refused,
+ * the text parsed against the parameter. Prints the refusal. */
+static int prepare(struct assignment *a)
 {
-	struct pbus_write *writes = calloc((size_t)count, sizeof(*writes));
-	int r, status = TOOL_EXIT_OK;
+	int r;
 
-	if (!writes) {
+	if (a->info.flags & PBUS_PARAM_READONLY)
+		return refuse(a, -EACCES);
+	a->buf = malloc(a->info.value_size ? a->info.value_size : 1);
+	if (!a->buf) {
 		tool_error("out of memory");
 		return TOOL_EXIT_FAILURE;
 	}
-	for (int i = 0; i < count; i++) {
-		struct pbus_param_info info;
+	if (a->param)
+		r = pbus_param_parse(a->param, a->text, a->buf, a->info.value_size, &a->length);
+	else
+		r = pbus_client_parse(a->client, a->info.index, a->text, a->buf, a->info.value_size,
+				      &a->length);
+	return r < 0 ? refuse(a, r) : TOOL_EXIT_OK;
+}
 
-		pbus_param_describe(as[i].param, &info);
-		writes[i].index = info.index;
+static struct pbus_write *make_writes(const struct assignment *as, int count)
+{
+	struct pbus_write *writes = calloc((size_t)count, sizeof(*writes));
+
+	if (!writes) {
+		tool_error("out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < count; i++) {
+		writes[i].index = as[i].info.index;
 		writes[i].status = PBUS_STATUS_OK;
 		writes[i].value = as[i].buf;
 		writes[i].length = as[i].length;
 	}
+	return writes;
+}
+
+static int write_direct(struct pbus_table *table, struct assignment *as, int count, bool wait_saved)
+{
+	struct pbus_write *writes = make_writes(as, count);
+	int r, status = TOOL_EXIT_OK;
+
+	if (!writes)
+		return TOOL_EXIT_FAILURE;
 	r = pbus_table_write_many(table, writes, (size_t)count);
 	if (r < 0) {
 		/* Name the write that was refused; nothing was written. */
@@ -232,10 +285,7 @@ static int write_all(struct pbus_table *table, struct assignment *as, int count,
 		status = refuse(&as[which], r);
 	}
 	for (int i = 0; i < count && status == TOOL_EXIT_OK && wait_saved; i++) {
-		struct pbus_param_info info;
-
-		pbus_param_describe(as[i].param, &info);
-		if (!(info.flags & PBUS_PARAM_PERSISTENT))
+		if (!(as[i].info.flags & PBUS_PARAM_PERSISTENT))
 			continue;
 		r = pbus_param_wait_saved(as[i].param, writes[i].seq,
 					  (int64_t)WAIT_SAVED_TIMEOUT_MS * 1000000);
@@ -256,17 +306,145 @@ static int write_all(struct pbus_table *table, struct assignment *as, int count,
 	return status;
 }
 
+/* `set --direct`: write the segment ourselves. */
+static int set_direct(struct tool_context *context, struct assignment *as, int count,
+		      bool wait_saved)
+{
+	struct pbus_table *table = NULL;
+	int status, state;
+
+	status = tool_open(context, PBUS_OPEN_WRITE, &table);
+	if (status == TOOL_EXIT_OK) {
+		/* Nobody would save what is written into a dead pbusd's segment, and
+		 * a restarted pbusd replaces it: refuse rather than lose it. */
+		state = pbus_table_state(table);
+		if (state != PBUS_TABLE_LIVE) {
+			tool_error("instance '%s' is %s (pbusd is not running)", context->instance,
+				   tool_state_name(state));
+			status = TOOL_EXIT_NO_INSTANCE;
+		}
+	}
+	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
+		struct assignment *a = &as[i];
+
+		if (tool_find(table, a->name, &a->param) < 0) {
+			status = TOOL_EXIT_FAILURE;
+			break;
+		}
+		pbus_param_describe(a->param, &a->info);
+		status = prepare(a);
+	}
+	if (status == TOOL_EXIT_OK)
+		status = write_direct(table, as, count, wait_saved);
+	pbus_table_close(table);
+	return status;
+}
+
+/* The default: one SET request to pbusd. Its reply comes after persistent
+ * values are saved, so --wait-saved is what always happens. */
+static int set_through_server(struct tool_context *context, struct assignment *as, int count)
+{
+	struct pbus_client *client = NULL;
+	struct pbus_write *writes = NULL;
+	struct assignment **sent = NULL;
+	int status, n = 0, r;
+
+	status = tool_connect(context, SERVER_TIMEOUT_MS,
+			      "'pbus set --direct' writes the segment itself", &client);
+	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
+		struct assignment *a = &as[i];
+		uint32_t index;
+
+		a->client = client;
+		if (pbus_client_find(client, a->name, &index) < 0) {
+			tool_error("unknown parameter '%s'", a->name);
+			status = TOOL_EXIT_FAILURE;
+			break;
+		}
+		pbus_client_describe(client, index, &a->info);
+		status = prepare(a);
+		/* The protocol refuses an index twice in one batch: the last
+		 * value of a name is the one that stays, so only it is sent. */
+		for (int k = 0; k < i && status == TOOL_EXIT_OK; k++)
+			if (as[k].info.index == index)
+				as[k].superseded = true;
+	}
+	if (status == TOOL_EXIT_OK) {
+		sent = calloc((size_t)count, sizeof(*sent));
+		writes = calloc((size_t)count, sizeof(*writes));
+		if (!sent || !writes) {
+			tool_error("out of memory");
+			status = TOOL_EXIT_FAILURE;
+		}
+	}
+	if (status == TOOL_EXIT_OK) {
+		for (int i = 0; i < count; i++)
+			if (!as[i].superseded) {
+				sent[n] = &as[i];
+				writes[n].index = as[i].info.index;
+				writes[n].value = as[i].buf;
+				writes[n].length = as[i].length;
+				n++;
+			}
+		r = pbus_client_set(client, writes, (size_t)n);
+		if (r < 0) {
+			int which = -1;
+
+			for (int i = 0; i < n && which < 0; i++)
+				if (writes[i].result < 0 && writes[i].result == r)
+					which = i;
+			switch (r) {
+			case -EPERM:
+			case -EACCES:
+			case -EINVAL:
+			case -ERANGE:
+			case -EMSGSIZE:
+			case -ENOENT:
+				status = refuse(sent[which < 0 ? 0 : which], r);
+				break;
+			case -EIO:
+				tool_error("set: pbusd wrote the values but could not save them "
+					   "(see its log)");
+				status = TOOL_EXIT_FAILURE;
+				break;
+			case -ENOTCONN:
+				tool_error("set: the connection to pbusd was lost (pbusd stopped?); the "
+					   "values may or may not have been written");
+				status = TOOL_EXIT_NO_INSTANCE;
+				break;
+			case -ESTALE:
+				tool_error("set: instance '%s' was replaced by one with another schema",
+					   context->instance);
+				status = TOOL_EXIT_NO_INSTANCE;
+				break;
+			case -ETIMEDOUT:
+				tool_error("set: pbusd did not answer within %d s; the values may or "
+					   "may not have been written", SERVER_TIMEOUT_MS / 1000);
+				status = TOOL_EXIT_FAILURE;
+				break;
+			default:
+				tool_error("set: pbusd: %s", pbus_strerror(r));
+				status = TOOL_EXIT_FAILURE;
+			}
+		}
+	}
+	free(sent);
+	free(writes);
+	pbus_client_close(client);
+	return status;
+}
+
 static int run_set(struct tool_context *context, int argc, char **argv)
 {
 	static const struct option options[] = {
 		TOOL_COMMON_LONG_OPTIONS,
 		{"wait-saved", no_argument, NULL, 'w'},
+		{"direct", no_argument, NULL, 'D'},
 		{NULL, 0, NULL, 0},
 	};
 	struct assignment *as;
-	struct pbus_table *table = NULL;
-	bool wait_saved = false;
-	int option, status, count, state;
+	bool wait_saved = false, direct = false;
+	int option, status, count;
 
 	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "w", options,
 				     NULL)) != -1) {
@@ -278,6 +456,8 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 			continue;
 		if (option == 'w')
 			wait_saved = true;
+		else if (option == 'D')
+			direct = true;
 		else
 			return tool_option_error(&tool_command_set, option, argv);
 	}
@@ -303,59 +483,27 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 		as[i].text = eq + 1;
 	}
 	if (status == TOOL_EXIT_OK)
-		status = tool_open(context, PBUS_OPEN_WRITE, &table);
-	if (status == TOOL_EXIT_OK) {
-		/* Nobody would save what is written into a dead pbusd's segment, and
-		 * a restarted pbusd replaces it: refuse rather than lose it. */
-		state = pbus_table_state(table);
-		if (state != PBUS_TABLE_LIVE) {
-			tool_error("instance '%s' is %s (pbusd is not running)", context->instance,
-				   tool_state_name(state));
-			status = TOOL_EXIT_NO_INSTANCE;
-		}
-	}
-	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
-		struct assignment *a = &as[i];
-		struct pbus_param_info info;
-		int r;
-
-		if (tool_find(table, a->name, &a->param) < 0) {
-			status = TOOL_EXIT_FAILURE;
-			break;
-		}
-		pbus_param_describe(a->param, &info);
-		if (info.flags & PBUS_PARAM_READONLY) {
-			status = refuse(a, -EACCES);
-			break;
-		}
-		a->buf = malloc(info.value_size ? info.value_size : 1);
-		if (!a->buf) {
-			tool_error("out of memory");
-			status = TOOL_EXIT_FAILURE;
-			break;
-		}
-		r = pbus_param_parse(a->param, a->text, a->buf, info.value_size, &a->length);
-		if (r < 0)
-			status = refuse(a, r);
-	}
-	if (status == TOOL_EXIT_OK)
-		status = write_all(table, as, count, wait_saved);
+		status = direct ? set_direct(context, as, count, wait_saved)
+				: set_through_server(context, as, count);
 	for (int i = 0; i < count; i++)
 		free(as[i].buf);
 	free(as);
-	pbus_table_close(table);
 	return status;
 }
 
 const struct tool_command tool_command_set = {
 	.name = "set",
 	.summary = "write parameters (all or nothing)",
-	.help = "Usage: pbus [-i NAME] set [--wait-saved] NAME=VALUE...\n"
+	.help = "Usage: pbus [-i NAME] set [--direct [--wait-saved]] NAME=VALUE...\n"
 		"\n"
 		"Write parameters. Every value is checked (name, access, type, limits,\n"
 		"length, enumerator) before anything is written; if one is refused,\n"
 		"none is written and one line on stderr names it and the problem.\n"
 		"Read-only parameters belong to the instrument and cannot be set.\n"
+		"\n"
+		"The values go to pbusd over its socket as one batch; pbusd checks\n"
+		"them again, decides from your user and groups whether you may write\n"
+		"them, and answers once the persistent ones are saved on disk.\n"
 		"\n"
 		"Values: bool true/false (also 1/0, on/off); integers in decimal;\n"
 		"float/double as decimal numbers; enum by label (or its number);\n"
@@ -364,8 +512,12 @@ const struct tool_command tool_command_set = {
 		"empty array).\n"
 		"\n"
 		"Options:\n"
-		"  -w, --wait-saved     after writing, wait (at most 5 s) until pbusd has\n"
-		"                       saved the persistent parameters among them\n"
+		"      --direct         write the shared-memory segment directly instead\n"
+		"                       of asking pbusd (needs write access to it; for a\n"
+		"                       pbusd without socket)\n"
+		"  -w, --wait-saved     with --direct: after writing, wait (at most 5 s)\n"
+		"                       until pbusd has saved the persistent parameters\n"
+		"                       among them (through pbusd this always happens)\n"
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
 		"  -h, --help           show this help\n"
 		"\n"

@@ -132,6 +132,69 @@ int tool_open(const struct tool_context *context, unsigned flags, struct pbus_ta
 	}
 }
 
+/* The client found no socket (or a dead one): say why, from the segment. */
+static int no_server(const char *name, int negative_errno, const char *hint)
+{
+	struct pbus_table *table;
+	int r = pbus_table_open(name, PBUS_OPEN_READ, &table), state;
+
+	if (r == -ENOENT) {
+		tool_error("instance '%s' not found (is pbusd running?)", name);
+		return TOOL_EXIT_NO_INSTANCE;
+	}
+	if (r < 0) {
+		tool_error("instance '%s': no pbusd socket (%s)", name, pbus_strerror(negative_errno));
+		return TOOL_EXIT_NO_INSTANCE;
+	}
+	state = pbus_table_state(table);
+	pbus_table_close(table);
+	if (state != PBUS_TABLE_LIVE) {
+		tool_error("instance '%s' is %s (pbusd is not running)", name, tool_state_name(state));
+		return TOOL_EXIT_NO_INSTANCE;
+	}
+	tool_error("instance '%s': pbusd serves no socket (--no-socket, or another "
+		   "PBUS_SOCKET_DIR)%s%s", name, hint ? "; " : "", hint ? hint : "");
+	return TOOL_EXIT_NO_INSTANCE;
+}
+
+int tool_connect(const struct tool_context *context, unsigned timeout_ms,
+		 const char *no_socket_hint, struct pbus_client **ret_client)
+{
+	struct pbus_client_options options = {.name = "pbus", .timeout_ms = timeout_ms};
+	const char *name = context->instance;
+	int r;
+
+	if (!name) {
+		tool_error("no instance given (use -i NAME or set PBUS_INSTANCE)");
+		return TOOL_EXIT_USAGE;
+	}
+	r = pbus_client_connect(name, &options, ret_client);
+	switch (r) {
+	case 0:
+		return TOOL_EXIT_OK;
+	case -EINVAL:
+		tool_error("invalid instance name '%s' (letters, digits, '_', '-', '.'; "
+			   "at most 48 bytes)", name);
+		return TOOL_EXIT_USAGE;
+	case -ENOENT:
+	case -ECONNREFUSED:
+		return no_server(name, r, no_socket_hint);
+	case -EACCES:
+		tool_error("instance '%s': no access to pbusd's socket (its permissions refuse it)",
+			   name);
+		return TOOL_EXIT_FAILURE;
+	case -EUSERS:
+		tool_error("instance '%s': pbusd serves as many clients as it may", name);
+		return TOOL_EXIT_FAILURE;
+	case -ETIMEDOUT:
+		tool_error("instance '%s': pbusd did not answer", name);
+		return TOOL_EXIT_FAILURE;
+	default:
+		tool_error("instance '%s': pbusd: %s", name, pbus_strerror(r));
+		return TOOL_EXIT_FAILURE;
+	}
+}
+
 int tool_find(struct pbus_table *table, const char *name, const struct pbus_param **ret_param)
 {
 	int r = pbus_table_find(table, name, ret_param);
@@ -273,9 +336,8 @@ static bool type_range(unsigned element, union pbus_number *lo, union pbus_numbe
 	}
 }
 
-void tool_limits_text(const struct pbus_param *param, char *buf, size_t size)
+void tool_limits_text_info(const struct pbus_param_info *info, char *buf, size_t size)
 {
-	struct pbus_param_info info;
 	union pbus_number lo, hi;
 	char lo_text[48], hi_text[48];
 	bool has_lo, has_hi, natural;
@@ -283,26 +345,34 @@ void tool_limits_text(const struct pbus_param *param, char *buf, size_t size)
 
 	if (size)
 		buf[0] = 0;
-	if (pbus_param_describe(param, &info) < 0)
-		return;
-	element = info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
+	element = info->type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
 	natural = type_range(element, &lo, &hi);
-	has_lo = natural || (info.flags & PBUS_PARAM_HAS_MIN);
-	has_hi = natural || (info.flags & PBUS_PARAM_HAS_MAX);
-	if (info.flags & PBUS_PARAM_HAS_MIN)
-		lo = info.min;
-	if (info.flags & PBUS_PARAM_HAS_MAX)
-		hi = info.max;
+	has_lo = natural || (info->flags & PBUS_PARAM_HAS_MIN);
+	has_hi = natural || (info->flags & PBUS_PARAM_HAS_MAX);
+	if (info->flags & PBUS_PARAM_HAS_MIN)
+		lo = info->min;
+	if (info->flags & PBUS_PARAM_HAS_MAX)
+		hi = info->max;
 	if (!has_lo && !has_hi)
 		return;
-	tool_number_text(info.type, lo, lo_text, sizeof(lo_text));
-	tool_number_text(info.type, hi, hi_text, sizeof(hi_text));
+	tool_number_text(info->type, lo, lo_text, sizeof(lo_text));
+	tool_number_text(info->type, hi, hi_text, sizeof(hi_text));
 	if (has_lo && has_hi)
-		snprintf(buf, size, "%s \u2026 %s%s%s", lo_text, hi_text, *info.unit ? " " : "",
-			 info.unit);
+		snprintf(buf, size, "%s \u2026 %s%s%s", lo_text, hi_text, *info->unit ? " " : "",
+			 info->unit);
 	else
 		snprintf(buf, size, "%s %s%s%s", has_lo ? "at least" : "at most",
-			 has_lo ? lo_text : hi_text, *info.unit ? " " : "", info.unit);
+			 has_lo ? lo_text : hi_text, *info->unit ? " " : "", info->unit);
+}
+
+void tool_limits_text(const struct pbus_param *param, char *buf, size_t size)
+{
+	struct pbus_param_info info;
+
+	if (size)
+		buf[0] = 0;
+	if (pbus_param_describe(param, &info) == 0)
+		tool_limits_text_info(&info, buf, size);
 }
 
 void tool_flags_text(unsigned flags, char *buf, size_t size)
@@ -339,14 +409,18 @@ static const char *article(const char *word)
 	return strchr("aeioAEIO", word[0]) ? "an" : "a";
 }
 
-/* "OFF, ON, TRIPPED" */
-static void enum_labels_text(const struct pbus_param *param, char *buf, size_t size)
+/* "OFF, ON, TRIPPED": the labels @label gives for 0, 1, ... until it
+ * fails (a table's parameter or a client's). */
+typedef int (*enumerator_fn)(const void *source, uint32_t index, uint32_t i, const char **ret_label);
+
+static void enum_labels_text(enumerator_fn label_of, const void *source, uint32_t index, char *buf,
+			     size_t size)
 {
 	const char *label;
 	size_t used = 0;
 
 	buf[0] = 0;
-	for (uint32_t i = 0; pbus_param_enumerator(param, i, &label, NULL) == 0; i++) {
+	for (uint32_t i = 0; label_of(source, index, i, &label) == 0; i++) {
 		int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", label);
 
 		if (n < 0 || (size_t)n >= size - used) {
@@ -359,29 +433,35 @@ static void enum_labels_text(const struct pbus_param *param, char *buf, size_t s
 	}
 }
 
-void tool_parse_error_text(const struct pbus_param *param, int negative_errno, char *buf,
-			   size_t size)
+static int table_enumerator(const void *source, uint32_t index, uint32_t i, const char **ret_label)
 {
-	struct pbus_param_info info;
+	(void)index;
+	return pbus_param_enumerator(source, i, ret_label, NULL);
+}
+
+static int client_enumerator(const void *source, uint32_t index, uint32_t i, const char **ret_label)
+{
+	return pbus_client_enumerator(source, index, i, ret_label, NULL);
+}
+
+static void parse_error_text(const struct pbus_param_info *info, enumerator_fn label_of,
+			     const void *source, int negative_errno, char *buf, size_t size)
+{
 	char detail[384];
 	unsigned element;
 	bool array;
 	const char *element_name;
 
-	if (pbus_param_describe(param, &info) < 0) {
-		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
-		return;
-	}
-	array = info.type & PBUS_TYPE_ARRAY_FLAG;
-	element = info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
+	array = info->type & PBUS_TYPE_ARRAY_FLAG;
+	element = info->type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
 	element_name = pbus_type_name(element);
 	switch (negative_errno) {
 	case -ERANGE:
 		if (element == PBUS_TYPE_ENUM) {
-			enum_labels_text(param, detail, sizeof(detail));
+			enum_labels_text(label_of, source, info->index, detail, sizeof(detail));
 			snprintf(buf, size, "not an enumerator (one of %s)", detail);
 		} else {
-			tool_limits_text(param, detail, sizeof(detail));
+			tool_limits_text_info(info, detail, sizeof(detail));
 			snprintf(buf, size, "%s out of range (%s)", array ? "element" : "value",
 				 detail);
 		}
@@ -389,9 +469,9 @@ void tool_parse_error_text(const struct pbus_param *param, int negative_errno, c
 	case -EMSGSIZE:
 		if (array)
 			snprintf(buf, size, "too many elements (at most %u)",
-				 info.element_size ? info.value_size / info.element_size : 0);
+				 info->element_size ? info->value_size / info->element_size : 0);
 		else
-			snprintf(buf, size, "too long (at most %u bytes)", info.value_size);
+			snprintf(buf, size, "too long (at most %u bytes)", info->value_size);
 		return;
 	case -EINVAL:
 		if (array) {
@@ -415,7 +495,7 @@ void tool_parse_error_text(const struct pbus_param *param, int negative_errno, c
 			snprintf(buf, size, "not hex bytes (two hex digits per byte, e.g. 00ff)");
 			return;
 		case PBUS_TYPE_ENUM:
-			enum_labels_text(param, detail, sizeof(detail));
+			enum_labels_text(label_of, source, info->index, detail, sizeof(detail));
 			snprintf(buf, size, "not an enumerator (one of %s)", detail);
 			return;
 		default:
@@ -428,6 +508,27 @@ void tool_parse_error_text(const struct pbus_param *param, int negative_errno, c
 	}
 }
 
+void tool_parse_error_text(const struct pbus_param *param, int negative_errno, char *buf,
+			   size_t size)
+{
+	struct pbus_param_info info;
+
+	if (pbus_param_describe(param, &info) < 0)
+		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
+	else
+		parse_error_text(&info, table_enumerator, param, negative_errno, buf, size);
+}
+
+void tool_client_parse_error_text(const struct pbus_client *client, uint32_t index,
+				  int negative_errno, char *buf, size_t size)
+{
+	struct pbus_param_info info;
+
+	if (pbus_client_describe(client, index, &info) < 0)
+		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
+	else
+		parse_error_text(&info, client_enumerator, client, negative_errno, buf, size);
+}
 
 void tool_time_text(uint64_t ns, char *buf, size_t size)
 {

@@ -2,8 +2,9 @@
 /*
  * tool.h: what the subcommands of pbus share: the exit codes, the one-line
  * error messages, opening the instance named by -i / $PBUS_INSTANCE, value
- * text and JSON output. Each subcommand family lives in its own file
- * (list.c, get-set.c, watch.c, dump.c); main.c dispatches.
+ * text and JSON output, connecting to pbusd's socket. Each subcommand family
+ * lives in its own file (list.c, get-set.c, watch.c, dump.c, stat.c);
+ * main.c dispatches.
  *
  * The tool is single-threaded; nothing here is meant to be thread-safe.
  */
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <parambus/client.h>
 #include <parambus/parambus.h>
 
 /* Exit statuses (documented in docs/cli.md). */
@@ -45,6 +47,7 @@ extern const struct tool_command tool_command_set;
 extern const struct tool_command tool_command_watch;
 extern const struct tool_command tool_command_dump;
 extern const struct tool_command tool_command_info;
+extern const struct tool_command tool_command_stat;
 extern const struct tool_command tool_command_gpio;
 extern const struct tool_command tool_command_i2c;
 extern const struct tool_command tool_command_spi;
@@ -91,6 +94,18 @@ int tool_option_error(const struct tool_command *command, int option, char **arg
  */
 int tool_open(const struct tool_context *context, unsigned flags, struct pbus_table **ret_table);
 
+/*
+ * Connect to the instance's pbusd over its socket (docs/socket-protocol.md)
+ * with a per-request timeout of @timeout_ms (0: the library's). On failure,
+ * print one line and return the exit status: when there is no socket to
+ * talk to, the line says why — the instance does not exist, pbusd is not
+ * running (orphaned, closed), or pbusd runs without a socket, followed by
+ * @no_socket_hint if not NULL ("'pbus set --direct' writes the segment
+ * itself").
+ */
+int tool_connect(const struct tool_context *context, unsigned timeout_ms,
+		 const char *no_socket_hint, struct pbus_client **ret_client);
+
 /* Exit status for a negative errno from opening or using an instance. */
 int tool_exit_status(int negative_errno);
 
@@ -121,6 +136,9 @@ void tool_number_text(unsigned type, union pbus_number number, char *buf, size_t
 /* "[0 … 30 V]"-style description of the limits, "" if it has none. */
 void tool_limits_text(const struct pbus_param *param, char *buf, size_t size);
 
+/* The same for a parameter described by @info (a table's or a client's). */
+void tool_limits_text_info(const struct pbus_param_info *info, char *buf, size_t size);
+
 /* "ro,persistent" or "-". */
 void tool_flags_text(unsigned flags, char *buf, size_t size);
 
@@ -131,6 +149,10 @@ void tool_flags_text(unsigned flags, char *buf, size_t size);
  */
 void tool_parse_error_text(const struct pbus_param *param, int negative_errno, char *buf,
 			   size_t size);
+
+/* The same for parameter @index of a socket client's schema. */
+void tool_client_parse_error_text(const struct pbus_client *client, uint32_t index,
+				  int negative_errno, char *buf, size_t size);
 
 /* Write @text with control characters escaped (\n, \t, \xNN), so that it
  * stays on one line. */

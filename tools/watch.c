@@ -18,9 +18,17 @@
  * When the instance is closed or replaced (pbusd stopped or restarted),
  * the wait returns -ESTALE; the watch says so on stderr and reopens the
  * instance for up to REOPEN_TIMEOUT_MS.
+ *
+ * With --server the values come from a subscription to pbusd over its
+ * socket (parambus/client.h) instead: the same output, fed by notifications
+ * that pbusd coalesces (on a terminal it sends at most one per --interval).
+ * The client reconnects by itself after a restart; while the connection is
+ * down, the loop makes a request every REOPEN_RETRY_MS so that the client
+ * tries at once instead of waiting for its backoff timer.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +66,14 @@ struct watch_options {
 	int name_count;
 };
 
+/* --server: the last value pbusd sent of a parameter. */
+struct cached {
+	unsigned char *data; /* capacity bytes: the parameter's value_size */
+	uint32_t capacity, length, status;
+	uint64_t timestamp_ns;
+	bool have;
+};
+
 struct view {
 	struct tool_context *context;
 	const struct watch_options *options;
@@ -67,6 +83,15 @@ struct view {
 	size_t count;
 	int drawn_lines;   /* lines of the block on screen, for redraws */
 	unsigned long long changes;
+	/* --server */
+	struct pbus_client *client;
+	struct cached *cache; /* by parameter index */
+	uint32_t cache_count;
+	bool connected;       /* the subscription is live */
+	bool first_values;    /* the next VALUES is the first of the subscription */
+	bool dirty;           /* terminal: something to draw */
+	bool done;            /* --count reached, or stdout gone */
+	int64_t lost_at;      /* CLOCK_MONOTONIC of the loss; 0 while connected */
 };
 
 static int64_t monotonic_ns(void)
@@ -283,6 +308,73 @@ static size_t utf8_width(const char *text)
 	return w;
 }
 
+/* The description of the @i-th parameter shown. */
+static void view_describe(const struct view *v, size_t i, struct pbus_param_info *ret_info)
+{
+	const struct pbus_param *param;
+
+	if (v->client) {
+		pbus_client_describe(v->client, v->indexes[i], ret_info);
+	} else {
+		pbus_table_param(v->table, v->indexes[i], &param);
+		pbus_param_describe(param, ret_info);
+	}
+}
+
+/* A value as text, from a client's schema; malloc'd, NULL if out of memory. */
+static char *client_value_text(const struct pbus_client *client, uint32_t index,
+			       const void *data, size_t length)
+{
+	int n = pbus_client_format(client, index, data, length, NULL, 0);
+	char *text = malloc(n > 0 ? (size_t)n + 1 : 1);
+
+	if (text) {
+		text[0] = 0;
+		if (n > 0)
+			pbus_client_format(client, index, data, length, text, (size_t)n + 1);
+	}
+	return text;
+}
+
+/* What a row shows of the @i-th parameter: the value (text, malloc'd; or
+ * NULL and a problem), status and time. */
+struct row {
+	char *text;
+	const char *problem;
+	const char *status;
+	uint64_t timestamp_ns;
+};
+
+static void view_row(const struct view *v, size_t i, struct row *ret)
+{
+	const struct pbus_param *param;
+	struct tool_value value;
+
+	memset(ret, 0, sizeof(*ret));
+	if (v->client) {
+		const struct cached *c = &v->cache[v->indexes[i]];
+
+		if (!c->have) {
+			ret->problem = "\u2026"; /* the first notification is on its way */
+			ret->status = "";
+			return;
+		}
+		ret->text = client_value_text(v->client, v->indexes[i], c->data, c->length);
+		ret->problem = "";
+		ret->status = pbus_status_name(c->status);
+		ret->timestamp_ns = c->timestamp_ns;
+		return;
+	}
+	pbus_table_param(v->table, v->indexes[i], &param);
+	tool_value_read(param, &value);
+	ret->text = value.status >= 0 ? tool_value_text(param, value.data, value.sample.length)
+				      : NULL;
+	ret->problem = value.status >= 0 ? "" : pbus_strerror(value.status);
+	ret->status = value.status >= 0 ? pbus_status_name((unsigned)value.status) : "error";
+	ret->timestamp_ns = value.sample.timestamp_ns;
+	tool_value_clear(&value);
+}
+
 static void view_draw(struct view *v)
 {
 	struct winsize ws;
@@ -313,11 +405,9 @@ static void view_draw(struct view *v)
 	if (shown + 2 > rows)
 		shown = rows > 3 ? rows - 3 : 0; /* header, the "more" line, the free line */
 	for (size_t i = 0; i < shown; i++) {
-		const struct pbus_param *param;
 		struct pbus_param_info info;
 
-		pbus_table_param(v->table, v->indexes[i], &param);
-		pbus_param_describe(param, &info);
+		view_describe(v, i, &info);
 		if (utf8_width(info.name) > name_width)
 			name_width = utf8_width(info.name);
 		if (utf8_width(info.unit) > unit_width)
@@ -331,40 +421,39 @@ static void view_draw(struct view *v)
 			      ? columns - (name_width + unit_width + STATUS_WIDTH + AGE_WIDTH + 8)
 			      : 10;
 
-	interface = pbus_table_interface(v->table, &major, &minor);
-	state = pbus_table_state(v->table);
-	snprintf(line, sizeof(line), "%s  %s %u.%u  %s  %zu parameter%s  (Ctrl-C quits)",
-		 pbus_table_instance(v->table), interface ? interface : "?", major, minor,
-		 tool_state_name(state), v->count, v->count == 1 ? "" : "s");
+	if (v->client) {
+		snprintf(line, sizeof(line), "%s  via pbusd  %s  %zu parameter%s  (Ctrl-C quits)",
+			 v->context->instance, v->connected ? "connected" : "reconnecting", v->count,
+			 v->count == 1 ? "" : "s");
+	} else {
+		interface = pbus_table_interface(v->table, &major, &minor);
+		state = pbus_table_state(v->table);
+		snprintf(line, sizeof(line), "%s  %s %u.%u  %s  %zu parameter%s  (Ctrl-C quits)",
+			 pbus_table_instance(v->table), interface ? interface : "?", major, minor,
+			 tool_state_name(state), v->count, v->count == 1 ? "" : "s");
+	}
 	frame_puts(&f, "\r\033[2K");
 	frame_cell(&f, line, columns - 1, false);
 	frame_puts(&f, "\n");
 	for (size_t i = 0; i < shown; i++) {
-		const struct pbus_param *param;
 		struct pbus_param_info info;
-		struct tool_value value;
-		char *text;
+		struct row row;
 
-		pbus_table_param(v->table, v->indexes[i], &param);
-		pbus_param_describe(param, &info);
-		tool_value_read(param, &value);
-		text = value.status >= 0 ? tool_value_text(param, value.data, value.sample.length)
-					 : NULL;
-		age_text(value.sample.timestamp_ns, now, age, sizeof(age));
+		view_describe(v, i, &info);
+		view_row(v, i, &row);
+		age_text(row.timestamp_ns, now, age, sizeof(age));
 		frame_puts(&f, "\r\033[2K");
 		frame_cell(&f, info.name, name_width, true);
 		frame_puts(&f, "  ");
-		frame_cell(&f, text ? text : pbus_strerror(value.status), value_width, true);
+		frame_cell(&f, row.text ? row.text : row.problem, value_width, true);
 		frame_puts(&f, "  ");
 		frame_cell(&f, info.unit, unit_width, true);
 		frame_puts(&f, "  ");
-		frame_cell(&f, value.status >= 0 ? pbus_status_name((unsigned)value.status) : "error",
-			   STATUS_WIDTH, true);
+		frame_cell(&f, row.status, STATUS_WIDTH, true);
 		snprintf(line, sizeof(line), "  %*s", AGE_WIDTH, age);
 		frame_puts(&f, line);
 		frame_puts(&f, "\n");
-		free(text);
-		tool_value_clear(&value);
+		free(row.text);
 	}
 	if (shown < v->count) {
 		snprintf(line, sizeof(line), "\u2026 %zu more (a taller terminal, or name the "
@@ -550,6 +639,249 @@ stale:
 	return status;
 }
 
+/* --- Through pbusd (--server) --------------------------------------------- */
+
+static void server_print(struct view *v, uint32_t index)
+{
+	const struct cached *c = &v->cache[index];
+	char *text = client_value_text(v->client, index, c->data, c->length);
+	struct pbus_param_info info;
+
+	pbus_client_describe(v->client, index, &info);
+	printf("%s=", info.name);
+	tool_print_escaped(stdout, text ? text : "");
+	printf(" %s\n", pbus_status_name(c->status));
+	free(text);
+}
+
+/* The subscription's callback: keep the values, print or mark for drawing. */
+static void server_event(struct pbus_client *client, uint32_t subscription,
+			 enum pbus_client_event event, const struct pbus_client_value *values,
+			 size_t count, void *userdata)
+{
+	struct view *v = userdata;
+	const struct watch_options *o = v->options;
+	/* The first values of the subscription are the current ones: shown
+	 * with --initial only, not counted. The first after a reconnect may
+	 * have changed meanwhile: they count (as when the table is reopened). */
+	bool initial = v->first_values;
+
+	(void)client;
+	(void)subscription;
+	if (event == PBUS_CLIENT_EVENT_DISCONNECTED) {
+		v->connected = false;
+		v->lost_at = monotonic_ns();
+		if (o->terminal)
+			fputs("\033[?25h", stdout);
+		fflush(stdout);
+		tool_error("watch: lost the connection to pbusd of instance '%s' (pbusd stopped or "
+			   "restarted); reconnecting", v->context->instance);
+		v->drawn_lines = 0;
+		v->dirty = true;
+		return;
+	}
+	if (event == PBUS_CLIENT_EVENT_CONNECTED) {
+		v->connected = true;
+		v->lost_at = 0;
+		tool_error("watch: instance '%s' is back", v->context->instance);
+		if (o->terminal)
+			fputs("\033[?25l", stdout);
+		v->dirty = true;
+		return;
+	}
+	v->first_values = false;
+	for (size_t i = 0; i < count; i++) {
+		struct cached *c;
+
+		if (values[i].index >= v->cache_count ||
+		    values[i].length > v->cache[values[i].index].capacity)
+			continue; /* not a value of this schema: nothing to show */
+		c = &v->cache[values[i].index];
+		memcpy(c->data, values[i].value, values[i].length);
+		c->length = values[i].length;
+		c->status = values[i].status;
+		c->timestamp_ns = values[i].timestamp_ns;
+		c->have = true;
+		if (v->done)
+			continue;
+		if (initial)
+			continue; /* printed below, in the order of the names */
+		if (!o->terminal)
+			server_print(v, values[i].index);
+		v->changes++;
+		if (o->count && v->changes >= o->count)
+			v->done = true;
+	}
+	if (initial && !o->terminal && o->initial)
+		for (size_t i = 0; i < v->count; i++)
+			server_print(v, v->indexes[i]);
+	v->dirty = true;
+	if (!o->terminal && (fflush(stdout) != 0 || ferror(stdout)))
+		v->done = true;
+}
+
+/* Resolve the names (or everything that may be subscribed) against the
+ * client's schema, make the cache, subscribe. Prints its own errors. */
+static int server_resolve(struct view *v)
+{
+	const struct watch_options *o = v->options;
+	const struct pbus_schema *schema = pbus_client_schema(v->client);
+	uint32_t total = pbus_schema_param_count(schema), subscription;
+	struct pbus_subscribe_options so = {0};
+	uint32_t *unique;
+	size_t n = 0, u = 0;
+	int r;
+
+	v->indexes = calloc(o->name_count ? (size_t)o->name_count : (total ? total : 1),
+			    sizeof(*v->indexes));
+	unique = calloc(total ? total : 1, sizeof(*unique));
+	v->cache = calloc(total ? total : 1, sizeof(*v->cache));
+	v->cache_count = total;
+	if (!v->indexes || !unique || !v->cache) {
+		free(unique);
+		tool_error("out of memory");
+		return TOOL_EXIT_FAILURE;
+	}
+	for (uint32_t i = 0; i < total; i++) {
+		struct pbus_param_info info;
+		bool named = false;
+
+		pbus_client_describe(v->client, i, &info);
+		v->cache[i].capacity = info.value_size;
+		v->cache[i].data = malloc(info.value_size ? info.value_size : 1);
+		if (!v->cache[i].data) {
+			free(unique);
+			tool_error("out of memory");
+			return TOOL_EXIT_FAILURE;
+		}
+		for (int k = 0; k < o->name_count && !named; k++)
+			named = !strcmp(o->names[k], info.name);
+		if (!o->name_count && !(info.flags & (PBUS_PARAM_NOREAD | PBUS_PARAM_NOSUBSCRIPTIONS)))
+			v->indexes[n++] = i;
+		if (named || (!o->name_count &&
+			      !(info.flags & (PBUS_PARAM_NOREAD | PBUS_PARAM_NOSUBSCRIPTIONS))))
+			unique[u++] = i;
+	}
+	for (int k = 0; k < o->name_count; k++) {
+		struct pbus_param_info info;
+		uint32_t index;
+
+		if (pbus_client_find(v->client, o->names[k], &index) < 0) {
+			tool_error("unknown parameter '%s'", o->names[k]);
+			free(unique);
+			return TOOL_EXIT_FAILURE;
+		}
+		pbus_client_describe(v->client, index, &info);
+		if (info.flags & PBUS_PARAM_NOREAD) {
+			tool_error("watch %s: parameter is not readable (noRead)", info.name);
+			free(unique);
+			return TOOL_EXIT_FAILURE;
+		}
+		if (info.flags & PBUS_PARAM_NOSUBSCRIPTIONS) {
+			tool_error("watch %s: parameter cannot be subscribed (noSubscriptions)",
+				   info.name);
+			free(unique);
+			return TOOL_EXIT_FAILURE;
+		}
+		v->indexes[n++] = index;
+	}
+	v->count = n;
+	if (n == 0) {
+		free(unique);
+		tool_error("watch: the instance has no parameter that may be subscribed");
+		return TOOL_EXIT_FAILURE;
+	}
+	/* On a terminal pbusd need not send more often than we draw. */
+	if (o->terminal)
+		so.min_interval_us = (uint32_t)(o->interval_ns / 1000);
+	v->first_values = true;
+	r = pbus_client_subscribe(v->client, unique, u, &so, server_event, v, &subscription);
+	free(unique);
+	if (r < 0) {
+		tool_error("watch: pbusd refused the subscription: %s", pbus_strerror(r));
+		return TOOL_EXIT_FAILURE;
+	}
+	v->connected = true;
+	return TOOL_EXIT_OK;
+}
+
+static int server_run(struct view *v)
+{
+	const struct watch_options *o = v->options;
+	int64_t last_draw = 0, last_try = 0;
+	int status = TOOL_EXIT_OK;
+
+	if (o->terminal) {
+		fputs("\033[?25l", stdout);
+		view_draw(v);
+		last_draw = monotonic_ns();
+		v->dirty = false;
+	}
+	while (!stop_requested && !v->done) {
+		struct pollfd p = {.fd = pbus_client_fd(v->client), .events = POLLIN};
+		int64_t now = monotonic_ns(), timeout = (int64_t)SIGNAL_CHECK_MS * 1000000;
+		int r;
+
+		if (o->terminal) {
+			int64_t next = last_draw + (v->dirty ? o->interval_ns
+							     : (int64_t)AGE_REFRESH_MS * 1000000);
+
+			if (next <= now || resized) {
+				view_draw(v);
+				last_draw = monotonic_ns();
+				v->dirty = false;
+				continue;
+			}
+			timeout = next - now;
+		}
+		if (v->lost_at) {
+			if (now - v->lost_at >= (int64_t)REOPEN_TIMEOUT_MS * 1000000) {
+				tool_error("watch: instance '%s' did not come back within %d s",
+					   v->context->instance, REOPEN_TIMEOUT_MS / 1000);
+				status = TOOL_EXIT_NO_INSTANCE;
+				break;
+			}
+			/* A request tries to reconnect at once. */
+			if (now - last_try >= (int64_t)REOPEN_RETRY_MS * 1000000) {
+				pbus_client_ping(v->client, NULL, 0);
+				last_try = now;
+			}
+			if (timeout > (int64_t)REOPEN_RETRY_MS * 1000000)
+				timeout = (int64_t)REOPEN_RETRY_MS * 1000000;
+		}
+		poll(&p, 1, (int)((timeout + 999999) / 1000000)); /* a signal ends it early */
+		r = pbus_client_dispatch(v->client);
+		if (r == -ESTALE) {
+			tool_error("watch: instance '%s' came back with another schema",
+				   v->context->instance);
+			status = TOOL_EXIT_NO_INSTANCE;
+			break;
+		}
+		if (r < 0 && r != -EBUSY) {
+			tool_error("watch: %s", pbus_strerror(r));
+			status = TOOL_EXIT_FAILURE;
+			break;
+		}
+	}
+	if (o->terminal) {
+		view_draw(v); /* the final picture */
+		fputs("\033[?25h", stdout);
+		fflush(stdout);
+	}
+	if (!o->terminal && ferror(stdout))
+		status = TOOL_EXIT_FAILURE;
+	return status;
+}
+
+static void server_close(struct view *v)
+{
+	for (uint32_t i = 0; v->cache && i < v->cache_count; i++)
+		free(v->cache[i].data);
+	free(v->cache);
+	free(v->indexes);
+	pbus_client_close(v->client);
+}
+
 static int run(struct tool_context *context, int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -557,12 +889,14 @@ static int run(struct tool_context *context, int argc, char **argv)
 		{"interval", required_argument, NULL, 'n'},
 		{"count", required_argument, NULL, 'c'},
 		{"initial", no_argument, NULL, 'I'},
+		{"server", no_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	struct watch_options o = {.interval_ns = (int64_t)DEFAULT_INTERVAL_MS * 1000000};
 	struct view v = {.context = context, .options = &o};
 	struct sigaction sa;
 	unsigned long long number;
+	bool server = false;
 	int option, status;
 
 	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "n:c:", options,
@@ -591,6 +925,9 @@ static int run(struct tool_context *context, int argc, char **argv)
 		case 'I':
 			o.initial = true;
 			break;
+		case 'S':
+			server = true;
+			break;
 		default:
 			return tool_option_error(&tool_command_watch, option, argv);
 		}
@@ -599,10 +936,18 @@ static int run(struct tool_context *context, int argc, char **argv)
 	o.name_count = argc - optind;
 	o.terminal = isatty(STDOUT_FILENO);
 
-	status = tool_open(context, PBUS_OPEN_READ, &v.table);
-	if (status != TOOL_EXIT_OK)
-		return status;
-	status = view_resolve(&v);
+	if (server) {
+		status = tool_connect(context, 0, "'pbus watch' without --server reads the segment",
+				      &v.client);
+		if (status != TOOL_EXIT_OK)
+			return status;
+		status = server_resolve(&v);
+	} else {
+		status = tool_open(context, PBUS_OPEN_READ, &v.table);
+		if (status != TOOL_EXIT_OK)
+			return status;
+		status = view_resolve(&v);
+	}
 	if (status == TOOL_EXIT_OK) {
 		memset(&sa, 0, sizeof(sa));
 		sigemptyset(&sa.sa_mask);
@@ -613,16 +958,20 @@ static int run(struct tool_context *context, int argc, char **argv)
 		sa.sa_handler = on_resize;
 		sigaction(SIGWINCH, &sa, NULL);
 		signal(SIGPIPE, SIG_IGN); /* a closed pipe ends the watch through EPIPE */
-		status = view_run(&v);
+		status = server ? server_run(&v) : view_run(&v);
 	}
-	view_close(&v);
+	if (server)
+		server_close(&v);
+	else
+		view_close(&v);
 	return status;
 }
 
 const struct tool_command tool_command_watch = {
 	.name = "watch",
 	.summary = "watch parameters change, live",
-	.help = "Usage: pbus [-i NAME] watch [--interval MS] [--count N] [--initial] [NAME...]\n"
+	.help = "Usage: pbus [-i NAME] watch [--server] [--interval MS] [--count N] [--initial]\n"
+		"                            [NAME...]\n"
 		"\n"
 		"Watch the named parameters (default: every readable one) change.\n"
 		"\n"
@@ -638,6 +987,10 @@ const struct tool_command tool_command_watch = {
 		"the instance (for up to 5 s; exit status 3 if it does not come back).\n"
 		"\n"
 		"Options:\n"
+		"      --server         watch through a subscription to pbusd over its\n"
+		"                       socket instead of the shared memory (the same\n"
+		"                       output; when pbusd restarts, the watch\n"
+		"                       reconnects, for up to 5 s as above)\n"
 		"  -n, --interval MS    redraw the terminal view at most every MS ms\n"
 		"                       (default 100)\n"
 		"  -c, --count N        exit after N changes\n"

@@ -279,7 +279,7 @@ def test(fn):
     return fn
 
 
-COMMANDS = ["list", "get", "set", "watch", "dump", "info"]
+COMMANDS = ["list", "get", "set", "watch", "dump", "info", "stat"]
 
 
 @test
@@ -308,7 +308,8 @@ def help_(ctx):
 
 @test
 def no_instance_given(ctx):
-    for args in (["list"], ["get", "trim"], ["set", "trim=1"], ["watch"], ["dump", "--json"], ["info"]):
+    for args in (["list"], ["get", "trim"], ["set", "trim=1"], ["watch"], ["dump", "--json"], ["info"],
+                 ["set", "--direct", "trim=1"], ["watch", "--server"], ["stat"]):
         one_line_error(ctx.run(*args, instance=False), 2,
                        re.escape("pbus: no instance given (use -i NAME or set PBUS_INSTANCE)"))
 
@@ -318,7 +319,8 @@ def missing_instance(ctx):
     name = f"clitest-{os.getpid()}-nope"
     msg = re.escape(f"pbus: instance '{name}' not found (is pbusd running?)")
     for args in (["list"], ["get", "trim"], ["set", "trim=1"], ["watch", "--count", "1"],
-                 ["dump", "--json"], ["info"]):
+                 ["dump", "--json"], ["info"], ["set", "--direct", "trim=1"],
+                 ["watch", "--server", "--count", "1"], ["stat", "--once"]):
         one_line_error(ctx.run("-i", name, *args), 3, msg)
         one_line_error(ctx.run(*args, instance=name), 3, msg)       # $PBUS_INSTANCE
         one_line_error(ctx.run(args[0], "-i", name, *args[1:], instance=False), 3, msg)
@@ -592,6 +594,198 @@ def set_orphaned_refused(ctx):
     d = Daemon(ctx, instance, state_dir).start()
     ctx.ok("set", "trim=1", instance=instance)
     d.stop()
+
+
+@test
+def set_direct(ctx):
+    # --direct writes the segment itself, with the same checks and messages.
+    before = ctx.snapshot()
+    ctx.ok("set", "--direct", "trim=4", "mode=STANDBY", "trim=5")
+    after = ctx.snapshot()
+    check(after["trim"][0] == 5 and after["mode"][0] == "STANDBY", f"set --direct: {after['trim']} {after['mode']}")
+    check(after["trim"][3] == before["trim"][3] + 2, "--direct writes a name given twice twice")
+    for args, rc, pattern in BAD[:4]:
+        one_line_error(ctx.run("set", "--direct", *args), rc, pattern)
+    ctx.ok("set", "--direct", "--wait-saved", "ramp_ms=250")
+    check(ctx.get("ramp_ms") == "250", "set --direct --wait-saved")
+    # Through pbusd, a name twice is sent once, with its last value.
+    before = ctx.snapshot()
+    ctx.ok("set", "trim=1", "trim=0")
+    after = ctx.snapshot()
+    check(after["trim"][0] == 0 and after["trim"][3] == before["trim"][3] + 1, f"trim: {after['trim']}")
+    ctx.ok("set", "ramp_ms=100", "mode=OFF")
+
+
+@test
+def set_without_socket(ctx):
+    # A pbusd that serves no socket: `set` says so and names --direct;
+    # --direct works; the server-only commands say what to use instead.
+    instance = ctx.new_instance_name()
+    state_dir = os.path.join(ctx.tmp, "state-no-socket")
+    os.mkdir(state_dir)
+    d = Daemon(ctx, instance, state_dir, extra=["--no-socket"]).start()
+    one_line_error(ctx.run("set", "trim=1", instance=instance), 3,
+                   re.escape(f"pbus: instance '{instance}': pbusd serves no socket (--no-socket, or another "
+                             "PBUS_SOCKET_DIR); 'pbus set --direct' writes the segment itself"))
+    ctx.ok("set", "--direct", "trim=1", instance=instance)
+    check(ctx.run("get", "trim", instance=instance).out == "1\n", "set --direct without a socket")
+    one_line_error(ctx.run("watch", "--server", instance=instance), 3,
+                   r"pbus: instance '.*': pbusd serves no socket .*; 'pbus watch' without --server reads the segment")
+    one_line_error(ctx.run("stat", instance=instance), 3, r"pbus: instance '.*': pbusd serves no socket .*")
+    d.stop()
+
+
+@test
+def set_not_allowed(ctx):
+    # pbusd decides who may write from the client's credentials: another
+    # user than pbusd's own gets a one-line refusal, and nothing changes.
+    # make test runs as root; elsewhere this fails rather than pass unseen.
+    check(os.geteuid() == 0, "needs root (to run pbus as another user)")
+    before = ctx.snapshot()
+    argv = [ctx.pbus, "set", "trim=3", "voltage_setpoint=2"]
+
+    def as_nobody():
+        os.setgid(65534)
+        os.setuid(65534)
+
+    p = subprocess.run(argv, env=ctx.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=TIMEOUT, preexec_fn=as_nobody)
+    r = Result(argv, p.returncode, p.stdout.decode(), p.stderr.decode())
+    one_line_error(r, 1, re.escape("pbus: set trim: not allowed (only pbusd's user may write it)"))
+    check(ctx.snapshot() == before, "a refused set changed something")
+
+
+@test
+def stat(ctx):
+    r = ctx.ok("stat", "--once")
+    check(re.search(rf"^instance\s+{re.escape(ctx.instance)}$", r.out, re.M), f"stat: {r.out}")
+    check(re.search(r"^clients\s+\d+ \(at most \d+\)$", r.out, re.M), f"stat: {r.out}")
+    check(re.search(r"^PID\s+UID\s+NAME\s+SUBS\s+REQUESTS\s+NOTIFICATIONS\s+TX PENDING$", r.out, re.M),
+          f"stat: {r.out}")
+    check(re.search(rf"^\d+\s+{os.getuid()}\s+pbus\s", r.out, re.M), f"stat shows itself: {r.out}")
+    check("/s)" not in r.out, "--once shows no rates")
+    doc = json.loads(ctx.ok("stat", "--json").out)
+    check(doc["instance"] == ctx.instance and isinstance(doc["requests"], int), f"stat --json: {doc}")
+    check(any(c["name"] == "pbus" for c in doc["clients_detail"]), f"stat --json: {doc}")
+    start = time.monotonic()
+    r = ctx.ok("stat")
+    check(time.monotonic() - start >= 0.9, "stat takes two samples a second apart")
+    check(re.search(r"^requests\s+\d+  \(\d+\.\d/s\)$", r.out, re.M), f"stat rates: {r.out}")
+    w = subprocess.Popen([ctx.pbus, "stat", "--watch", "--json"], env=ctx.env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        lines = LineReader(w.stdout.fileno())
+        first, second = json.loads(lines.line()), json.loads(lines.line())
+        check(second["uptime_s"] > first["uptime_s"], "stat --watch: samples")
+        w.send_signal(signal.SIGTERM)
+        rc, _, err = finish(w)
+        check(rc == 0 and err == "", f"stat --watch after SIGTERM: rc={rc} err={err!r}")
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.wait()
+    one_line_error(ctx.run("stat", "--once", "--watch"), 2, r"pbus: stat: --once and --watch exclude each other.*")
+    one_line_error(ctx.run("stat", "extra"), 2, r"pbus: stat: unexpected argument 'extra'.*")
+
+
+@test
+def watch_server(ctx):
+    # The same lines as the segment watch, fed by a subscription.
+    ctx.ok("set", "trim=0", "mode=OFF", "label=start")
+    w = start_watch(ctx, "--server", "--initial", "--count", "3", "trim", "mode", "label")
+    try:
+        lines = LineReader(w.stdout.fileno())
+        initial = [lines.line() for _ in range(3)]
+        check(initial == ["trim=0 ok", "mode=OFF ok", "label=start ok"], f"--initial: {initial}")
+        ctx.ok("set", "trim=7")
+        check(lines.line() == "trim=7 ok", "watch --server: trim")
+        ctx.ok("set", "mode=TRIPPED", "label=2\nlines")
+        got = sorted([lines.line(), lines.line()])
+        check(got == ["label=2\\nlines ok", "mode=TRIPPED ok"], f"watch --server: {got}")
+        rc, out, err = finish(w)
+        check(rc == 0 and out == "" and err == "", f"watch --server --count 3: rc={rc} out={out!r} err={err!r}")
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.wait()
+    one_line_error(ctx.run("watch", "--server", "nosuch"), 1, re.escape("pbus: unknown parameter 'nosuch'"))
+    one_line_error(ctx.run("watch", "--server", "secret"), 1, r"pbus: watch secret: parameter is not readable.*")
+
+
+@test
+def watch_server_terminal(ctx):
+    ctx.ok("set", "trim=0")
+    master, slave = pty.openpty()
+    w = subprocess.Popen([ctx.pbus, "watch", "--server", "--interval", "20", "trim", "mode"], env=ctx.env(),
+                         stdin=slave, stdout=slave, stderr=subprocess.PIPE, start_new_session=True)
+    os.close(slave)
+    out = b""
+
+    def read_until(pred, timeout=TIMEOUT):
+        nonlocal out
+        deadline = time.monotonic() + timeout
+        while not pred(out):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([master], [], [], left)[0]:
+                raise Failure(f"terminal output lacks what was expected: {out[-600:]!r}")
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise Failure(f"terminal closed: {out[-600:]!r}")
+            out += chunk
+
+    try:
+        read_until(lambda o: re.search(rb"trim +0 ", o) is not None and b"via pbusd  connected" in o)
+        check(out.startswith(b"\x1b[?25l"), f"cursor not hidden first: {out[:40]!r}")
+        ctx.ok("set", "trim=9")
+        read_until(lambda o: re.search(rb"\x1b\[3A(.|\n)*trim +9 ", o) is not None)
+        w.send_signal(signal.SIGINT)
+        read_until(lambda o: o.endswith(b"\x1b[?25h"), 5)
+        rc = w.wait(timeout=5)
+        err = w.stderr.read().decode()
+        check(rc == 0 and err == "", f"watch --server on a terminal after SIGINT: rc={rc} err={err!r}")
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.wait()
+        os.close(master)
+
+
+@test
+def watch_server_reconnects(ctx):
+    instance = ctx.new_instance_name()
+    state_dir = os.path.join(ctx.tmp, "state-server-reconnect")
+    os.mkdir(state_dir)
+    d = Daemon(ctx, instance, state_dir).start()
+    ctx.ok("set", "trim=3", instance=instance)
+    w = subprocess.Popen([ctx.pbus, "-i", instance, "watch", "--server", "--initial", "--count", "2", "trim"],
+                         env=ctx.env(False), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        lines = LineReader(w.stdout.fileno())
+        check(lines.line() == "trim=3 ok", "initial")
+        d.stop()
+        d = Daemon(ctx, instance, state_dir).start()
+        check(lines.line() == "trim=0 ok", "the fresh value after reconnecting (trim is not persistent)")
+        ctx.ok("set", "trim=6", instance=instance)
+        check(lines.line() == "trim=6 ok", "a change after reconnecting")
+        rc, out, err = finish(w)
+        check(rc == 0, f"rc={rc} err={err!r}")
+        check(re.search(rf"pbus: watch: lost the connection to pbusd of instance '{instance}'.*reconnecting", err)
+              and f"pbus: watch: instance '{instance}' is back" in err, f"stderr: {err!r}")
+        # And when it does not come back: exit status 3 within a few seconds.
+        w = subprocess.Popen([ctx.pbus, "-i", instance, "watch", "--server", "--initial", "trim"],
+                             env=ctx.env(False), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        LineReader(w.stdout.fileno()).line()
+        d.stop()
+        rc, out, err = finish(w, 15)
+        check(rc == 3 and "did not come back" in err, f"rc={rc} err={err!r}")
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.wait()
+        d.stop()
 
 
 @test

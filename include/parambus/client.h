@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parambus/client.h: the parameter server's client, for programs that talk
+ * to pbusd over its socket (docs/socket-protocol.md) instead of mapping the
+ * table: get and set (atomic batches, checked for access rights by the
+ * server), and subscriptions with coalescing notifications.
+ *
+ * Made for event loops: pbus_client_fd() is one descriptor that never
+ * changes for the client's life — put it in your poll/epoll set for
+ * reading and call pbus_client_dispatch() when it is readable (or from time
+ * to time: dispatch also runs the reconnect timer). The client reconnects
+ * by itself when pbusd restarts (1 s, doubling up to 30 s between
+ * attempts) and subscribes again with the same subscription ids, so a
+ * callback simply sees fresh values (and first, one call with
+ * PBUS_CLIENT_EVENT_DISCONNECTED, then one with ..._CONNECTED).
+ *
+ * The request functions (get, set, subscribe, ...) are synchronous: they
+ * send, then wait up to the client's timeout for the reply. Notifications
+ * that arrive meanwhile are kept and delivered by the next dispatch, never
+ * from inside a request.
+ *
+ * Ownership and threads: the caller owns a struct pbus_client and frees it
+ * with pbus_client_close(). A client is used by one thread at a time;
+ * callbacks run in that thread, inside pbus_client_dispatch(), and may call
+ * request functions (not pbus_client_close()).
+ */
+#ifndef PARAMBUS_CLIENT_H
+#define PARAMBUS_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <parambus/common.h>
+#include <parambus/schema.h>
+#include <parambus/table.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pbus_client;
+
+struct pbus_client_options {
+	/* Socket directory; NULL: the search of docs/socket-protocol.md §1. */
+	const char *socket_dir;
+	/* Schema hash the program was built for (the generated
+	 * <PREFIX>_SCHEMA_HASH); 0 accepts any schema. */
+	uint64_t schema_hash;
+	/* Shown in `pbus stat`; NULL: the program's name. At most 64 bytes. */
+	const char *name;
+	/* Per-request timeout in ms; 0: 5000. */
+	unsigned timeout_ms;
+	/* Do not reconnect after the connection is lost (requests then fail
+	 * with -ENOTCONN). */
+	bool no_reconnect;
+};
+
+/*
+ * Connect to instance @instance's pbusd, shake hands and fetch the schema.
+ * @options may be NULL. Returns 0, or -ENOENT (no socket for the instance:
+ * is pbusd running?), -ECONNREFUSED, -EACCES, -ESTALE (another schema),
+ * -EPROTONOSUPPORT, -ETIMEDOUT, -EPROTO, -ENOMEM. On success the caller
+ * owns *ret_client.
+ */
+PBUS_API int pbus_client_connect(const char *instance, const struct pbus_client_options *options,
+				 struct pbus_client **ret_client);
+
+/* Close the connection and free everything. Accepts NULL. */
+PBUS_API void pbus_client_close(struct pbus_client *client);
+
+/* The descriptor for the caller's poll/epoll set (readable: call
+ * pbus_client_dispatch()). Owned by the client; stable across reconnects. */
+PBUS_API int pbus_client_fd(const struct pbus_client *client);
+
+/*
+ * Handle what arrived: deliver notifications to their callbacks, notice a
+ * lost connection, reconnect when its timer is due. Never blocks. Returns
+ * the number of notifications delivered (>= 0), or -errno of a fatal error.
+ */
+PBUS_API int pbus_client_dispatch(struct pbus_client *client);
+
+/* Whether the client is connected now. */
+PBUS_API bool pbus_client_connected(const struct pbus_client *client);
+
+/* The instance's compiled schema (names, types, limits), as the server sent
+ * it at the first connect; valid until pbus_client_close(). */
+PBUS_API const struct pbus_schema *pbus_client_schema(const struct pbus_client *client);
+
+/* Index of parameter @name; -ENOENT if there is none. */
+PBUS_API int pbus_client_find(const struct pbus_client *client, const char *name,
+			      uint32_t *ret_index);
+
+/* A value as received. */
+struct pbus_client_value {
+	uint32_t index;
+	uint32_t status;       /* enum pbus_status */
+	uint64_t timestamp_ns; /* CLOCK_REALTIME of the write */
+	uint64_t seq;
+	uint32_t length;       /* bytes at value */
+	const void *value;     /* stored encoding; valid until the next call on the client */
+};
+
+/*
+ * Read @count parameters in one request. values[i] receives parameter
+ * indexes[i]. Returns 0, or -ENOENT / -EACCES (see the protocol's GET),
+ * -ENOTCONN, -ETIMEDOUT, -EPROTO.
+ */
+PBUS_API int pbus_client_get(struct pbus_client *client, const uint32_t *indexes, size_t count,
+			     struct pbus_client_value *values);
+
+/*
+ * Write @count parameters as one atomic batch: all or none. Uses .index,
+ * .value, .length of each struct pbus_write (status and timestamp are the
+ * server's: ok, now) and fills .result and .seq. Returns 0, or the first
+ * refusal (-EPERM, -EACCES, -ERANGE, -EINVAL, -EMSGSIZE, -ENOENT) with each
+ * write's own .result, or -ENOTCONN, -ETIMEDOUT, -EPROTO. Persistent
+ * parameters are on disk when it returns 0.
+ */
+PBUS_API int pbus_client_set(struct pbus_client *client, struct pbus_write *writes, size_t count);
+
+/*
+ * Parse @text as a value of parameter @index (as pbus_param_parse() does for
+ * a table) into @buf; *ret_length gets its length. -EINVAL, -ERANGE,
+ * -EMSGSIZE, -ENOENT.
+ */
+PBUS_API int pbus_client_parse(const struct pbus_client *client, uint32_t index, const char *text,
+			       void *buf, size_t size, size_t *ret_length);
+
+/* Format a value of parameter @index as text, snprintf-style. */
+PBUS_API int pbus_client_format(const struct pbus_client *client, uint32_t index, const void *value,
+				size_t length, char *buf, size_t size);
+
+/*
+ * Added for programs that show or check values before sending them (pbus
+ * set names the limits in its messages): parameter @index's description
+ * from the schema, as pbus_param_describe() gives it for a table; its
+ * strings are valid until pbus_client_close(). -ENOENT if out of range.
+ */
+PBUS_API int pbus_client_describe(const struct pbus_client *client, uint32_t index,
+				  struct pbus_param_info *ret_info);
+
+/* The @i-th enumerator of enum parameter @index, as pbus_param_enumerator();
+ * -ENOENT if absent, -EINVAL if not an enum. The label is valid until
+ * pbus_client_close(). */
+PBUS_API int pbus_client_enumerator(const struct pbus_client *client, uint32_t index, uint32_t i,
+				    const char **ret_label, int32_t *ret_value);
+
+enum pbus_client_event {
+	PBUS_CLIENT_EVENT_VALUES = 1,       /* values of the subscription changed */
+	PBUS_CLIENT_EVENT_DISCONNECTED = 2, /* the connection was lost; reconnecting */
+	PBUS_CLIENT_EVENT_CONNECTED = 3     /* connected again, subscription renewed */
+};
+
+/* A subscription's callback: @values (@count of them) for EVENT_VALUES,
+ * none for the others. The values are valid during the call only. */
+typedef void (*pbus_client_notify_fn)(struct pbus_client *client, uint32_t subscription,
+				      enum pbus_client_event event,
+				      const struct pbus_client_value *values, size_t count,
+				      void *userdata);
+
+struct pbus_subscribe_options {
+	uint32_t min_interval_us; /* at most one notification per interval; 0: no limit */
+	double deadband;          /* ignore smaller changes of numeric scalars; 0: none */
+};
+
+/*
+ * Subscribe to @count parameters; @options may be NULL (no limit, no
+ * deadband). The first callback brings every parameter's current value.
+ * *ret_subscription gets the id (never 0). Returns 0, or -EACCES, -ENOENT,
+ * -EMFILE (too many subscriptions), -ENOTCONN, -ETIMEDOUT.
+ */
+PBUS_API int pbus_client_subscribe(struct pbus_client *client, const uint32_t *indexes, size_t count,
+				   const struct pbus_subscribe_options *options,
+				   pbus_client_notify_fn callback, void *userdata,
+				   uint32_t *ret_subscription);
+
+/* Every parameter whose name starts with @prefix ("" for all that may be
+ * subscribed); -ENOENT if none. */
+PBUS_API int pbus_client_subscribe_prefix(struct pbus_client *client, const char *prefix,
+					  const struct pbus_subscribe_options *options,
+					  pbus_client_notify_fn callback, void *userdata,
+					  uint32_t *ret_subscription);
+
+PBUS_API int pbus_client_unsubscribe(struct pbus_client *client, uint32_t subscription);
+
+/* The server's statistics as JSON text (docs/socket-protocol.md §7), in
+ * @buf; snprintf-style return, or -errno. */
+PBUS_API int pbus_client_stats(struct pbus_client *client, char *buf, size_t size);
+
+/* A PING of @length bytes and its PONG: the bare round trip, for
+ * benchmarks. 0 or -errno. */
+PBUS_API int pbus_client_ping(struct pbus_client *client, const void *data, size_t length);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stat.c: `pbus stat`, pbusd's server statistics (the STATS message,
+ * docs/socket-protocol.md §7) for a person or a script.
+ *
+ * --json prints the server's object as it comes. The table needs the
+ * numbers, so the JSON is read by a small reader here (objects, arrays,
+ * strings, numbers, literals; enough for what pbusd writes, strict about
+ * the rest). Rates are what the counters grew by between two samples
+ * divided by the time between them: by default two samples a second
+ * apart, with --watch every sample against the one before, with --once
+ * none. Our own connection is one of the clients shown.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+enum { STATS_MAX = 1 << 20, SAMPLE_INTERVAL_MS = 1000, JSON_DEPTH_MAX = 16 };
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int signal_number)
+{
+	(void)signal_number;
+	stop_requested = 1;
+}
+
+/* --- A small JSON reader --------------------------------------------------- */
+
+enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT };
+
+struct json {
+	enum json_type type;
+	double number;       /* NUMBER; BOOL: 0 or 1 */
+	char *string;        /* STRING */
+	struct json *items;  /* ARRAY, OBJECT: count of them */
+	char **keys;         /* OBJECT */
+	size_t count;
+};
+
+struct json_reader {
+	const char *p;
+	int depth;
+};
+
+static void json_free(struct json *j)
+{
+	for (size_t i = 0; i < j->count; i++) {
+		json_free(&j->items[i]);
+		if (j->keys)
+			free(j->keys[i]);
+	}
+	free(j->items);
+	free(j->keys);
+	free(j->string);
+	memset(j, 0, sizeof(*j));
+}
+
+static void skip_space(struct json_reader *r)
+{
+	while (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')
+		r->p++;
+}
+
+/* A string literal (r->p at its quote) into a malloc'd UTF-8 string. Escapes
+ * other than \uXXXX are kept as their character; \u escapes below 0x80
+ * likewise and others become '?': names in the statistics are shown, not
+ * round-tripped. */
+static int json_string(struct json_reader *r, char **ret)
+{
+	const char *start = ++r->p;
+	size_t n = 0;
+	char *s;
+
+	while (*r->p && *r->p != '"') {
+		if (*r->p == '\\' && r->p[1])
+			r->p++;
+		r->p++;
+	}
+	if (*r->p != '"')
+		return -EINVAL;
+	s = malloc((size_t)(r->p - start) + 1);
+	if (!s)
+		return -ENOMEM;
+	for (const char *c = start; c < r->p; c++) {
+		if (*c != '\\') {
+			s[n++] = *c;
+			continue;
+		}
+		c++;
+		switch (*c) {
+		case 'n': s[n++] = '\n'; break;
+		case 't': s[n++] = '\t'; break;
+		case 'r': s[n++] = '\r'; break;
+		case 'b': s[n++] = '\b'; break;
+		case 'f': s[n++] = '\f'; break;
+		case 'u': {
+			unsigned v = 0;
+
+			for (int k = 1; k <= 4 && c[k]; k++)
+				v = v * 16 + (unsigned)(c[k] <= '9' ? c[k] - '0' : (c[k] | 0x20) - 'a' + 10);
+			s[n++] = v < 0x80 ? (char)v : '?';
+			c += c[1] && c[2] && c[3] && c[4] ? 4 : 0;
+			break;
+		}
+		default: s[n++] = *c; break;
+		}
+	}
+	s[n] = 0;
+	r->p++;
+	*ret = s;
+	return 0;
+}
+
+static int json_value(struct json_reader *r, struct json *ret);
+
+/* The items of an array or object, r->p after its bracket. */
+static int json_items(struct json_reader *r, struct json *j, char close)
+{
+	int k;
+
+	skip_space(r);
+	if (*r->p == close) {
+		r->p++;
+		return 0;
+	}
+	for (;;) {
+		struct json *items = realloc(j->items, (j->count + 1) * sizeof(*items));
+		char *key = NULL;
+
+		if (!items)
+			return -ENOMEM;
+		j->items = items;
+		if (close == '}') {
+			char **keys = realloc(j->keys, (j->count + 1) * sizeof(*keys));
+
+			if (!keys)
+				return -ENOMEM;
+			j->keys = keys;
+			skip_space(r);
+			if (*r->p != '"' || (k = json_string(r, &key)) < 0)
+				return *r->p != '"' ? -EINVAL : k;
+			skip_space(r);
+			if (*r->p != ':') {
+				free(key);
+				return -EINVAL;
+			}
+			r->p++;
+			j->keys[j->count] = key;
+		}
+		memset(&j->items[j->count], 0, sizeof(*j->items));
+		j->count++;
+		if ((k = json_value(r, &j->items[j->count - 1])) < 0)
+			return k;
+		skip_space(r);
+		if (*r->p == close) {
+			r->p++;
+			return 0;
+		}
+		if (*r->p != ',')
+			return -EINVAL;
+		r->p++;
+	}
+}
+
+static int json_value(struct json_reader *r, struct json *ret)
+{
+	char *end;
+	int k;
+
+	skip_space(r);
+	memset(ret, 0, sizeof(*ret));
+	switch (*r->p) {
+	case '{':
+	case '[':
+		if (++r->depth > JSON_DEPTH_MAX)
+			return -EINVAL;
+		ret->type = *r->p == '{' ? JSON_OBJECT : JSON_ARRAY;
+		r->p++;
+		k = json_items(r, ret, ret->type == JSON_OBJECT ? '}' : ']');
+		r->depth--;
+		return k;
+	case '"':
+		ret->type = JSON_STRING;
+		return json_string(r, &ret->string);
+	default:
+		break;
+	}
+	if (!strncmp(r->p, "true", 4) || !strncmp(r->p, "false", 5)) {
+		ret->type = JSON_BOOL;
+		ret->number = *r->p == 't';
+		r->p += *r->p == 't' ? 4 : 5;
+		return 0;
+	}
+	if (!strncmp(r->p, "null", 4)) {
+		r->p += 4;
+		return 0;
+	}
+	ret->number = strtod(r->p, &end);
+	if (end == r->p)
+		return -EINVAL;
+	ret->type = JSON_NUMBER;
+	r->p = end;
+	return 0;
+}
+
+static int json_parse(const char *text, struct json *ret)
+{
+	struct json_reader r = {text, 0};
+	int k = json_value(&r, ret);
+
+	skip_space(&r);
+	if (k == 0 && *r.p)
+		k = -EINVAL;
+	if (k < 0)
+		json_free(ret);
+	return k;
+}
+
+static const struct json *json_get(const struct json *object, const char *key)
+{
+	if (object->type != JSON_OBJECT)
+		return NULL;
+	for (size_t i = 0; i < object->count; i++)
+		if (!strcmp(object->keys[i], key))
+			return &object->items[i];
+	return NULL;
+}
+
+/* A number member, or NAN if absent. */
+static double json_number(const struct json *object, const char *key)
+{
+	const struct json *v = json_get(object, key);
+
+	return v && v->type == JSON_NUMBER ? v->number : NAN;
+}
+
+static const char *json_text(const struct json *object, const char *key)
+{
+	const struct json *v = json_get(object, key);
+
+	return v && v->type == JSON_STRING ? v->string : "-";
+}
+
+/* --- Samples and output ------------------------------------------------------- */
+
+struct sample {
+	char *text;   /* the server's JSON */
+	struct json json;
+	int64_t at_ns;
+};
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sample_clear(struct sample *s)
+{
+	free(s->text);
+	json_free(&s->json);
+	memset(s, 0, sizeof(*s));
+}
+
+/* One STATS from pbusd. Prints its own errors; returns an exit status. */
+static int take_sample(struct pbus_client *client, struct sample *ret)
+{
+	int n;
+
+	sample_clear(ret);
+	n = pbus_client_stats(client, NULL, 0);
+	if (n >= 0 && n < STATS_MAX) {
+		ret->text = malloc((size_t)n + 1);
+		if (!ret->text) {
+			tool_error("out of memory");
+			return TOOL_EXIT_FAILURE;
+		}
+		n = pbus_client_stats(client, ret->text, (size_t)n + 1);
+	}
+	if (n < 0) {
+		sample_clear(ret);
+		if (n == -ENOTCONN || n == -ESTALE) {
+			tool_error("stat: the connection to pbusd was lost (pbusd stopped?)");
+			return TOOL_EXIT_NO_INSTANCE;
+		}
+		tool_error("stat: %s", pbus_strerror(n));
+		return TOOL_EXIT_FAILURE;
+	}
+	ret->at_ns = monotonic_ns();
+	if (!ret->text || json_parse(ret->text, &ret->json) < 0 || ret->json.type != JSON_OBJECT) {
+		tool_error("stat: pbusd sent statistics that are not a JSON object");
+		sample_clear(ret);
+		return TOOL_EXIT_FAILURE;
+	}
+	return TOOL_EXIT_OK;
+}
+
+static void number_text(double v, char *buf, size_t size)
+{
+	if (isnan(v))
+		snprintf(buf, size, "-");
+	else if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, size, "%.0f", v);
+	else
+		snprintf(buf, size, "%.3g", v);
+}
+
+/* "  (12.5/s)" from the growth of @key since @before, or "" without one. */
+static void rate_text(const struct sample *now, const struct sample *before, const char *key,
+		      char *buf, size_t size)
+{
+	double a, b, seconds;
+
+	buf[0] = 0;
+	if (!before || !before->text)
+		return;
+	a = json_number(&before->json, key);
+	b = json_number(&now->json, key);
+	seconds = (double)(now->at_ns - before->at_ns) / 1e9;
+	if (isnan(a) || isnan(b) || seconds <= 0 || b < a)
+		return;
+	snprintf(buf, size, "  (%.1f/s)", (b - a) / seconds);
+}
+
+static void print_counter(const char *label, const struct sample *now, const struct sample *before,
+			  const char *key)
+{
+	char value[32], rate[48];
+
+	number_text(json_number(&now->json, key), value, sizeof(value));
+	rate_text(now, before, key, rate, sizeof(rate));
+	printf("%-15s %s%s\n", label, value, rate);
+}
+
+static void print_table(const struct sample *now, const struct sample *before)
+{
+	const struct json *o = &now->json, *clients = json_get(o, "clients_detail");
+	char a[32], b[32], c[32];
+	double uptime = json_number(o, "uptime_s");
+
+	printf("%-15s ", "instance");
+	tool_print_escaped(stdout, json_text(o, "instance"));
+	fputc('\n', stdout);
+	if (isnan(uptime))
+		printf("%-15s -\n", "uptime");
+	else
+		printf("%-15s %.1f s\n", "uptime", uptime);
+	number_text(json_number(o, "clients"), a, sizeof(a));
+	number_text(json_number(o, "max_clients"), b, sizeof(b));
+	printf("%-15s %s (at most %s)\n", "clients", a, b);
+	number_text(json_number(o, "connections_total"), a, sizeof(a));
+	number_text(json_number(o, "rejected_connections"), b, sizeof(b));
+	printf("%-15s %s (%s rejected)\n", "connections", a, b);
+	print_counter("subscriptions", now, NULL, "subscriptions");
+	print_counter("requests", now, before, "requests");
+	print_counter("notifications", now, before, "notifications");
+	print_counter("values sent", now, before, "values_notified");
+	print_counter("bytes in", now, before, "bytes_in");
+	print_counter("bytes out", now, before, "bytes_out");
+	print_counter("errors", now, before, "errors");
+	if (!clients || clients->type != JSON_ARRAY || clients->count == 0)
+		return;
+	printf("\n%-8s %-6s %-20s %5s %9s %13s %10s\n", "PID", "UID", "NAME", "SUBS", "REQUESTS",
+	       "NOTIFICATIONS", "TX PENDING");
+	for (size_t i = 0; i < clients->count; i++) {
+		const struct json *x = &clients->items[i];
+		char name[64], subs[32], requests[32], notifications[32], pending[32];
+
+		number_text(json_number(x, "pid"), a, sizeof(a));
+		number_text(json_number(x, "uid"), c, sizeof(c));
+		snprintf(name, sizeof(name), "%s", json_text(x, "name"));
+		/* Names come from the clients: no control characters on the terminal. */
+		for (char *p = name; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		number_text(json_number(x, "subscriptions"), subs, sizeof(subs));
+		number_text(json_number(x, "requests"), requests, sizeof(requests));
+		number_text(json_number(x, "notifications"), notifications, sizeof(notifications));
+		number_text(json_number(x, "tx_pending"), pending, sizeof(pending));
+		printf("%-8s %-6s %-20s %5s %9s %13s %10s\n", a, c, name, subs, requests,
+		       notifications, pending);
+	}
+}
+
+/* Sleep until @until (CLOCK_MONOTONIC ns) or a signal. */
+static void sleep_until(int64_t until)
+{
+	int64_t left = until - monotonic_ns();
+
+	if (left > 0)
+		poll(NULL, 0, (int)((left + 999999) / 1000000));
+}
+
+static int run(struct tool_context *context, int argc, char **argv)
+{
+	static const struct option options[] = {
+		TOOL_COMMON_LONG_OPTIONS,
+		{"json", no_argument, NULL, 'j'},
+		{"once", no_argument, NULL, '1'},
+		{"watch", no_argument, NULL, 'w'},
+		{NULL, 0, NULL, 0},
+	};
+	struct pbus_client *client = NULL;
+	struct sample before = {0}, now = {0};
+	bool json = false, once = false, watch = false, terminal;
+	struct sigaction sa;
+	int option, status;
+
+	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "j1w", options,
+				     NULL)) != -1) {
+		int common = tool_common_option(context, &tool_command_stat, option, optarg);
+
+		if (common < 0)
+			return TOOL_EXIT_OK;
+		if (common > 0)
+			continue;
+		switch (option) {
+		case 'j': json = true; break;
+		case '1': once = true; break;
+		case 'w': watch = true; break;
+		default: return tool_option_error(&tool_command_stat, option, argv);
+		}
+	}
+	if (optind < argc)
+		return tool_usage_error(&tool_command_stat, "unexpected argument '%s'", argv[optind]);
+	if (once && watch)
+		return tool_usage_error(&tool_command_stat, "--once and --watch exclude each other");
+	status = tool_connect(context, 0, "'pbus info' and 'pbus dump' read the segment", &client);
+	if (status != TOOL_EXIT_OK)
+		return status;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop; /* no SA_RESTART: the sleep ends at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	terminal = isatty(STDOUT_FILENO);
+	status = take_sample(client, &now);
+	/* The default: a second look after a second, for the rates. */
+	if (status == TOOL_EXIT_OK && !json && !once && !watch) {
+		before = now;
+		memset(&now, 0, sizeof(now));
+		sleep_until(before.at_ns + (int64_t)SAMPLE_INTERVAL_MS * 1000000);
+		if (!stop_requested) {
+			status = take_sample(client, &now);
+		} else {
+			/* Interrupted: what we have, without rates. */
+			now = before;
+			memset(&before, 0, sizeof(before));
+		}
+	}
+	while (status == TOOL_EXIT_OK) {
+		if (json) {
+			fputs(now.text, stdout);
+			fputc('\n', stdout);
+		} else {
+			if (watch && terminal)
+				fputs("\033[H\033[2J", stdout); /* redraw from the top */
+			else if (watch && before.text)
+				fputc('\n', stdout);
+			print_table(&now, before.text ? &before : NULL);
+		}
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			status = TOOL_EXIT_FAILURE;
+			break;
+		}
+		if (!watch)
+			break;
+		sleep_until(now.at_ns + (int64_t)SAMPLE_INTERVAL_MS * 1000000);
+		if (stop_requested)
+			break;
+		sample_clear(&before);
+		before = now;
+		memset(&now, 0, sizeof(now));
+		status = take_sample(client, &now);
+	}
+	sample_clear(&before);
+	sample_clear(&now);
+	pbus_client_close(client);
+	return status;
+}
+
+const struct tool_command tool_command_stat = {
+	.name = "stat",
+	.summary = "pbusd's server statistics: clients, requests, rates",
+	.help = "Usage: pbus [-i NAME] stat [--json] [--once|--watch]\n"
+		"\n"
+		"Ask pbusd for its server statistics over its socket and print them:\n"
+		"uptime, clients, connections, subscriptions, and the counters of\n"
+		"requests, notifications, values sent, bytes and errors since pbusd\n"
+		"started, each with its rate per second; then one line per connected\n"
+		"client (pid, uid, name, subscriptions, requests, notifications, bytes\n"
+		"waiting to be sent). This command is one of the clients.\n"
+		"\n"
+		"The rates come from two samples taken a second apart, so 'pbus stat'\n"
+		"takes a second.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json           print pbusd's JSON object as it comes, one line\n"
+		"                       (no rates, no wait)\n"
+		"  -1, --once           one sample, no rates, no wait\n"
+		"  -w, --watch          a new sample every second until Ctrl-C (redrawn\n"
+		"                       on a terminal, else one block per sample; with\n"
+		"                       --json one line per sample)\n"
+		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
+		"  -h, --help           show this help\n",
+	.run = run,
+};

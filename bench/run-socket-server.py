@@ -185,7 +185,7 @@ def main():
     d = Pbusd(build, tmp)
     try:
         if not args.load_only:
-            rounds, n = (1, 20000) if args.quick else (5, 200000)
+            rounds, n = (1, 20000) if args.quick else (5, 50000)
             rt = roundtrips(exe, d, env, tmp, rounds, n)
             med = {p: {w: statistics.median(v) for w, v in rt[p].items()} for p in rt}
             result["roundtrip_ns"] = med

@@ -1051,7 +1051,7 @@ static void client_read(struct server *s, struct client *c)
 {
 	for (;;) {
 		struct pbus_wire_header h;
-		size_t used = 0;
+		size_t used = 0, room;
 		ssize_t n;
 		int r;
 
@@ -1071,7 +1071,8 @@ static void client_read(struct server *s, struct client *c)
 			c->rx = rx;
 			c->rx_capacity = capacity;
 		}
-		n = recv(c->fd, c->rx + c->rx_size, c->rx_capacity - c->rx_size, MSG_DONTWAIT);
+		room = c->rx_capacity - c->rx_size;
+		n = recv(c->fd, c->rx + c->rx_size, room, MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			c->closing = true; /* gone, perhaps mid-frame: dropped */
 			c->tx.size = 0;
@@ -1109,7 +1110,9 @@ static void client_read(struct server *s, struct client *c)
 		}
 		memmove(c->rx, c->rx + used, c->rx_size - used);
 		c->rx_size -= used;
-		if (c->closing)
+		/* Less than asked for: the socket is empty now (level-triggered
+		 * epoll reports more), so spare the recv() that says EAGAIN. */
+		if (c->closing || (size_t)n < room)
 			return;
 	}
 }

@@ -642,14 +642,32 @@ def set_not_allowed(ctx):
     # make test runs as root; elsewhere this fails rather than pass unseen.
     check(os.geteuid() == 0, "needs root (to run pbus as another user)")
     before = ctx.snapshot()
-    argv = [ctx.pbus, "set", "trim=3", "voltage_setpoint=2"]
+    # The build tree may sit where nobody cannot enter (a clone in a
+    # private temporary directory): give nobody its own copy of pbus and
+    # the libraries it loads.
+    public = tempfile.mkdtemp(prefix="pbus-cli-nobody-")
+    os.chmod(public, 0o755)
+    libs = []
+    for line in subprocess.run(["ldd", ctx.pbus], capture_output=True, text=True).stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and "libparambus" in parts[0]:
+            shutil.copy(parts[2], os.path.join(public, parts[0]))
+            libs.append(parts[0])
+    shutil.copy(ctx.pbus, os.path.join(public, "pbus"))
+    for f in os.listdir(public):
+        os.chmod(os.path.join(public, f), 0o755)
+    argv = [os.path.join(public, "pbus"), "set", "trim=3", "voltage_setpoint=2"]
+    env = dict(ctx.env(), LD_LIBRARY_PATH=public)
 
     def as_nobody():
         os.setgid(65534)
         os.setuid(65534)
 
-    p = subprocess.run(argv, env=ctx.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=TIMEOUT, preexec_fn=as_nobody)
+    try:
+        p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=TIMEOUT, preexec_fn=as_nobody)
+    finally:
+        shutil.rmtree(public, ignore_errors=True)
     r = Result(argv, p.returncode, p.stdout.decode(), p.stderr.decode())
     one_line_error(r, 1, re.escape("pbus: set trim: not allowed (only pbusd's user may write it)"))
     check(ctx.snapshot() == before, "a refused set changed something")

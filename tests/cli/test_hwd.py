@@ -215,6 +215,10 @@ def hwd_restarted_and_stopped_by_pbusd(ctx):
     second = wait_until("pbus-hwd to be restarted",
                         lambda: [p for p in children(d.pid) if p != first], timeout=5)[0]
     check(re.search(rf"pbus-hwd \(pid {first}\) died of Killed; restarting in 1000 ms", d.log()), d.log())
+    # Stop it once it runs (a sanitizer build starts slowly): then it must
+    # shut down in order, not just die.
+    wait_until("the new pbus-hwd to run its bindings",
+               lambda: re.search(rf"pbus-hwd\[{second}\]: info: running 4 hardware bindings", d.log()))
     check(d.stop() == 0, "pbusd did not exit cleanly")
     check(not os.path.exists(f"/proc/{second}") or "Z" in open(f"/proc/{second}/stat").read().split()[2],
           "pbus-hwd outlived pbusd")

@@ -170,7 +170,9 @@ def journal_priorities(env):
     with open(plain, "wb") as log:
         e = dict(os.environ, JOURNAL_STREAM="1:1")
         proc = env.start(env.instance(), env=e, stderr=log)
-        time.sleep(0.3)
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and "serving instance" not in open(plain).read():
+            time.sleep(0.02)
         proc.send_signal(signal.SIGTERM)
         proc.wait(TIMEOUT)
     text = open(plain).read()

@@ -61,6 +61,9 @@ static const char usage[] =
 	"Exit status: 0 after a clean shutdown, 1 on an error (bad schema, instance\n"
 	"already served, ...), 2 on a usage error.\n";
 
+/* A schema of 65535 parameters with long descriptions stays well below. */
+#define SCHEMA_FILE_MAX (64u << 20)
+
 struct options {
 	const char *schema, *instance, *state_dir, *group, *hwd_path;
 	bool no_hardware, no_socket;
@@ -206,39 +209,6 @@ static char *default_state_dir(void)
 	return dir;
 }
 
-static int read_schema(const char *path, char **ret_text, size_t *ret_length)
-{
-	FILE *f = fopen(path, "re");
-	char *text = NULL;
-	size_t size = 0, length = 0, n;
-
-	if (!f)
-		return -errno;
-	do {
-		if (length + 4096 > size) {
-			char *bigger = realloc(text, size = size ? size * 2 : 65536);
-
-			if (!bigger) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = bigger;
-		}
-		n = fread(text + length, 1, size - length, f);
-		length += n;
-	} while (n > 0);
-	if (ferror(f)) {
-		free(text);
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	*ret_text = text;
-	*ret_length = length;
-	return 0;
-}
-
 /* Under systemd (Type=notify): "READY=1" to $NOTIFY_SOCKET, a datagram
  * socket ("@name" for the abstract namespace). */
 static void notify_systemd(void)
@@ -321,8 +291,8 @@ int main(int argc, char **argv)
 	sigdelset(&signals, SIGUSR1);
 
 	/* The text is kept: the socket's clients get it (SCHEMA). */
-	r = read_schema(o.schema, &schema_text, &schema_length);
-	if (r < 0) {
+	schema_text = read_file(o.schema, SCHEMA_FILE_MAX, &schema_length, &r);
+	if (!schema_text) {
 		log_msg(LOG_ERROR, "cannot read %s: %s", o.schema, strerror(-r));
 		goto out;
 	}

@@ -37,6 +37,9 @@ void persist_stop(struct persist *p);
 void persist_free(struct persist *p);
 /* Save now (the thread's job; exposed for the final save). */
 int persist_save(struct persist *p);
+/* The whole file at @path, NUL-terminated (the caller frees it), or NULL
+ * with *ret_error = -errno (-EFBIG above @max bytes). */
+char *read_file(const char *path, size_t max, size_t *ret_length, int *ret_error);
 /* After every save, write 1 to eventfd @fd (the server's acknowledgements
  * of persistent writes wait for it). -1: nobody. Set before persist_start(). */
 void persist_set_saved_fd(struct persist *p, int fd);

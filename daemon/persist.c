@@ -283,7 +283,7 @@ out:
 
 /* --- Restoring ------------------------------------------------------------- */
 
-static char *read_file(const char *path, size_t *ret_length, int *ret_error)
+char *read_file(const char *path, size_t max, size_t *ret_length, int *ret_error)
 {
 	struct stat st;
 	char *data;
@@ -295,7 +295,7 @@ static char *read_file(const char *path, size_t *ret_length, int *ret_error)
 		*ret_error = -errno;
 		return NULL;
 	}
-	if (fstat(fd, &st) < 0 || st.st_size > (off_t)STATE_FILE_MAX ||
+	if (fstat(fd, &st) < 0 || st.st_size > (off_t)max ||
 	    !(data = malloc((size_t)st.st_size + 1))) {
 		*ret_error = -EFBIG;
 		close(fd);
@@ -390,7 +390,7 @@ int persist_restore(struct persist *p)
 
 	if (!p->count)
 		return 0;
-	data = read_file(p->path, &length, &err);
+	data = read_file(p->path, STATE_FILE_MAX, &length, &err);
 	if (!data) {
 		if (err == -ENOENT) {
 			log_msg(LOG_INFO, "no saved state at %s: starting from defaults", p->path);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "../lib/schema-internal.h"
+#include "../lib/table-internal.h"
 #include "../lib/wire-internal.h"
 #include "pbusd.h"
 
@@ -140,14 +141,6 @@ struct server {
 	uint64_t requests, notifications, values_notified, bytes_in, bytes_out, errors;
 	uint64_t connections_total, rejected_connections;
 };
-
-static int64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void kick(int fd)
 {
@@ -423,26 +416,6 @@ static bool numeric_scalar(unsigned type)
 	return type >= PBUS_TYPE_INT8 && type <= PBUS_TYPE_DOUBLE;
 }
 
-static double as_double(unsigned type, const void *v)
-{
-	union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16;
-		uint32_t u32; uint64_t u64; float f; double d; } u;
-
-	memcpy(&u, v, pbus_scalar_size(type));
-	switch (type) {
-	case PBUS_TYPE_INT8: return u.i8;
-	case PBUS_TYPE_INT16: return u.i16;
-	case PBUS_TYPE_INT32: return u.i32;
-	case PBUS_TYPE_INT64: return (double)u.i64;
-	case PBUS_TYPE_UINT8: return u.u8;
-	case PBUS_TYPE_UINT16: return u.u16;
-	case PBUS_TYPE_UINT32: return u.u32;
-	case PBUS_TYPE_UINT64: return (double)u.u64;
-	case PBUS_TYPE_FLOAT: return u.f;
-	default: return u.d;
-	}
-}
-
 /* Append one value record of parameter @index as it is now. */
 static int append_value(struct server *s, struct pbus_wire_buf *b, uint32_t index,
 			struct pbus_sample *ret_sample)
@@ -522,12 +495,12 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		sub->last_seq[k] = sample.seq;
 		if (!sub->initial && sub->deadband > 0 && numeric_scalar(type) &&
 		    sample.status == sub->last_status[k] &&
-		    fabs(as_double(type, s->value_buf) - sub->last_sent[k]) < sub->deadband) {
+		    fabs(pbus_scalar_as_double(type, s->value_buf) - sub->last_sent[k]) < sub->deadband) {
 			pbus_wire_cancel(&c->tx, record); /* too small a change */
 			continue;
 		}
 		if (numeric_scalar(type))
-			sub->last_sent[k] = as_double(type, s->value_buf);
+			sub->last_sent[k] = pbus_scalar_as_double(type, s->value_buf);
 		sub->last_status[k] = sample.status;
 		count++;
 	}
@@ -839,7 +812,7 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 	}
 	ack->id = id;
 	ack->count = count;
-	ack->deadline_ns = monotonic_ns() + ACK_TIMEOUT_NS;
+	ack->deadline_ns = pbus_monotonic_ns() + ACK_TIMEOUT_NS;
 	for (uint32_t k = 0; k < count; k++) {
 		ack->indexes[k] = writes[k].index;
 		ack->results[k] = results[k];
@@ -849,7 +822,7 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 	}
 	*c->acks_tail = ack;
 	c->acks_tail = &ack->next;
-	check_acks(s, c, monotonic_ns());
+	check_acks(s, c, pbus_monotonic_ns());
 }
 
 static void handle_subscribe(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
@@ -968,7 +941,7 @@ static void handle_stats(struct server *s, struct client *c, uint32_t id)
 		     "\"values_notified\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu, "
 		     "\"errors\": %llu, \"connections_total\": %llu, \"rejected_connections\": %llu, "
 		     "\"clients_detail\": [",
-		     s->instance, (double)(monotonic_ns() - s->started_ns) / 1e9, s->client_count,
+		     s->instance, (double)(pbus_monotonic_ns() - s->started_ns) / 1e9, s->client_count,
 		     s->max_clients, subs, (unsigned long long)s->requests,
 		     (unsigned long long)s->notifications, (unsigned long long)s->values_notified,
 		     (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_out,
@@ -1186,7 +1159,7 @@ static void arm_timer(struct server *s, int64_t at)
 /* After any event: acknowledgements, notifications, sending, closing. */
 static void service_clients(struct server *s)
 {
-	int64_t now = monotonic_ns(), earliest = 0;
+	int64_t now = pbus_monotonic_ns(), earliest = 0;
 	struct client *next;
 
 	for (struct client *c = s->clients; c; c = next) {
@@ -1373,7 +1346,7 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->max_subscriptions = o->max_subscriptions ? o->max_subscriptions : 64;
 	s->words = (s->param_count + 63) / 64 + 1;
 	s->listen_fd = s->epoll_fd = s->changed_fd = s->saved_fd = s->timer_fd = s->stop_fd = -1;
-	s->started_ns = monotonic_ns();
+	s->started_ns = pbus_monotonic_ns();
 	pthread_mutex_init(&s->watch_lock, NULL);
 	pthread_cond_init(&s->watch_changed, NULL);
 	*ret = s;

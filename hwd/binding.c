@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../daemon/log.h"
+#include "../lib/value-internal.h"
 #include "pbus-hwd.h"
 
 struct loader {
@@ -282,29 +283,11 @@ void bindings_free(struct binding *bindings, uint32_t count)
 
 int param_get_number(const struct binding *b, double *ret, struct pbus_sample *ret_sample)
 {
-	union {
-		int8_t i8; int16_t i16; int32_t i32; int64_t i64;
-		uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
-		float f; double d; bool b;
-	} v;
-	int r = pbus_param_read(b->param, &v, sizeof(v), ret_sample);
+	unsigned char v[8];
+	int r = pbus_param_read(b->param, v, sizeof(v), ret_sample);
 
-	if (r < 0)
-		return r;
-	switch (b->info.type) {
-	case PBUS_TYPE_BOOL: *ret = v.b; break;
-	case PBUS_TYPE_INT8: *ret = v.i8; break;
-	case PBUS_TYPE_INT16: *ret = v.i16; break;
-	case PBUS_TYPE_INT32: *ret = v.i32; break;
-	case PBUS_TYPE_INT64: *ret = (double)v.i64; break;
-	case PBUS_TYPE_UINT8: *ret = v.u8; break;
-	case PBUS_TYPE_UINT16: *ret = v.u16; break;
-	case PBUS_TYPE_UINT32: *ret = v.u32; break;
-	case PBUS_TYPE_UINT64: *ret = (double)v.u64; break;
-	case PBUS_TYPE_FLOAT: *ret = v.f; break;
-	case PBUS_TYPE_DOUBLE: *ret = v.d; break;
-	default: return -EINVAL;
-	}
+	if (r >= 0)
+		*ret = pbus_scalar_as_double(b->info.type, v);
 	return r;
 }
 

@@ -151,7 +151,6 @@ struct pbus_client {
 	/* The schema of the first connection. */
 	struct pbus_schema *schema;
 	uint64_t schema_hash;
-	uint32_t *by_name; /* indexes sorted by name */
 
 	struct subscription *subs;
 	size_t sub_count, sub_capacity;
@@ -922,13 +921,6 @@ static int finish(struct pbus_client *c, int r)
 
 /* --- The first connection -------------------------------------------------------- */
 
-static int compare_by_name(const void *a, const void *b, void *arg)
-{
-	const struct pbus_schema *s = arg;
-
-	return strcmp(s->params[*(const uint32_t *)a].name, s->params[*(const uint32_t *)b].name);
-}
-
 static int fetch_schema(struct pbus_client *c)
 {
 	struct pbus_schema *schema;
@@ -954,15 +946,11 @@ static int fetch_schema(struct pbus_client *c)
 		pbus_schema_free(schema);
 		return -EPROTO;
 	}
-	c->by_name = calloc(schema->param_count ? schema->param_count : 1, sizeof(*c->by_name));
 	c->values = calloc(schema->param_count ? schema->param_count : 1, sizeof(*c->values));
-	if (!c->by_name || !c->values) {
+	if (!c->values) {
 		pbus_schema_free(schema);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < schema->param_count; i++)
-		c->by_name[i] = i;
-	qsort_r(c->by_name, schema->param_count, sizeof(*c->by_name), compare_by_name, schema);
 	c->schema = schema;
 	c->hello_hash = c->schema_hash; /* from now on: this schema or none */
 	return 0;
@@ -1082,7 +1070,6 @@ void pbus_client_close(struct pbus_client *client)
 	pbus_wire_buf_free(&client->queue);
 	pbus_wire_buf_free(&client->delivering);
 	free(client->values);
-	free(client->by_name);
 	pbus_schema_free(client->schema);
 	free(client->socket_dir);
 	free(client);
@@ -1206,25 +1193,9 @@ int pbus_client_dispatch(struct pbus_client *client)
 
 int pbus_client_find(const struct pbus_client *client, const char *name, uint32_t *ret_index)
 {
-	uint32_t lo = 0, hi;
-
 	if (!client || !name || !ret_index)
 		return -EINVAL;
-	hi = client->schema->param_count;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2, index = client->by_name[mid];
-		int c = strcmp(name, client->schema->params[index].name);
-
-		if (c == 0) {
-			*ret_index = index;
-			return 0;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return -ENOENT;
+	return pbus_schema_find(client->schema, name, ret_index);
 }
 
 static const char *text_or_empty(const char *s)

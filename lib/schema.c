@@ -429,35 +429,51 @@ enum_found:
 	return 0;
 }
 
-static int compare_names(const void *a, const void *b)
+static int compare_names(const void *a, const void *b, void *arg)
 {
-	const struct pbus_schema_param *const *x = a, *const *y = b;
+	const struct pbus_schema *s = arg;
 
-	return strcmp((*x)->name, (*y)->name);
+	return strcmp(s->params[*(const uint32_t *)a].name, s->params[*(const uint32_t *)b].name);
 }
 
-static int check_unique_names(struct parser *ps)
+/* Sort the name index (kept for pbus_schema_find()) and refuse a name given
+ * twice. */
+static int index_names(struct parser *ps)
 {
 	struct pbus_schema *s = ps->schema;
-	const struct pbus_schema_param **sorted;
-	int r = 0;
 
-	if (s->param_count < 2)
-		return 0;
-	sorted = malloc(s->param_count * sizeof(*sorted));
-	if (!sorted)
+	s->by_name = malloc((s->param_count ? s->param_count : 1) * sizeof(*s->by_name));
+	if (!s->by_name)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->param_count; i++)
-		sorted[i] = &s->params[i];
-	qsort(sorted, s->param_count, sizeof(*sorted), compare_names);
+		s->by_name[i] = i;
+	qsort_r(s->by_name, s->param_count, sizeof(*s->by_name), compare_names, s);
 	for (uint32_t i = 1; i < s->param_count; i++)
-		if (!strcmp(sorted[i - 1]->name, sorted[i]->name)) {
+		if (!strcmp(s->params[s->by_name[i - 1]].name, s->params[s->by_name[i]].name)) {
 			ps->line = 0;
-			r = fail(ps, "duplicate parameter '%s'", sorted[i]->name);
-			break;
+			return fail(ps, "duplicate parameter '%s'", s->params[s->by_name[i]].name);
 		}
-	free(sorted);
-	return r;
+	return 0;
+}
+
+int pbus_schema_find(const struct pbus_schema *schema, const char *name, uint32_t *ret_index)
+{
+	uint32_t lo = 0, hi = schema->param_count;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2, index = schema->by_name[mid];
+		int c = strcmp(name, schema->params[index].name);
+
+		if (c == 0) {
+			*ret_index = index;
+			return 0;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -ENOENT;
 }
 
 /* Split @line (modified) at single spaces into at most MAX_TOKENS tokens. */
@@ -561,7 +577,7 @@ static int parse_text(struct parser *ps, const char *text, size_t length)
 	if (r == 0 && !seen_interface)
 		r = fail(ps, "no interface record");
 	if (r == 0)
-		r = check_unique_names(ps);
+		r = index_names(ps);
 	return r;
 }
 
@@ -657,6 +673,7 @@ void pbus_schema_free(struct pbus_schema *schema)
 	free(schema->enumerator_values);
 	free(schema->enums);
 	free(schema->params);
+	free(schema->by_name);
 	free(schema->interface);
 	free(schema);
 }

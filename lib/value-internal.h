@@ -39,6 +39,10 @@ int pbus_type_valid(unsigned type);
 
 /* Check a value in stored encoding: length, bool 0/1, enum membership,
  * limits (NaN is out of any limit). 0, -EINVAL, -ERANGE or -EMSGSIZE. */
+/* One scalar of @type (bool, integers, enum, float, double) in its stored
+ * encoding at @value, as a double (64-bit integers beyond 2^53 rounded). */
+double pbus_scalar_as_double(unsigned type, const void *value);
+
 /* Strict UTF-8 (no overlong forms, surrogates or code points above U+10FFFF). */
 bool pbus_utf8_valid(const void *text, size_t n);
 

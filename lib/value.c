@@ -90,6 +90,15 @@ static union pbus_number load_scalar(unsigned type, const unsigned char *p)
 	return n;
 }
 
+double pbus_scalar_as_double(unsigned type, const void *value)
+{
+	union pbus_number n = load_scalar(type, value);
+
+	if (is_floating(type))
+		return n.d;
+	return is_signed(type) ? (double)n.i : (double)n.u;
+}
+
 /* Store one scalar; the number must already fit the type. */
 static void store_scalar(unsigned type, union pbus_number n, unsigned char *p)
 {

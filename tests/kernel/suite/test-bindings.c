@@ -210,35 +210,11 @@ static pid_t hwd_pid(void)
 
 static int start_daemon(void)
 {
-	int fds[2], log_fd;
-	char ready[16] = "";
-	struct pollfd pfd;
+	static const char *const extra[] = {"--log-level", "debug", NULL};
 
-	mkdir("/tmp/bindings-state", 0755);
-	if (pipe(fds) < 0)
-		return -errno;
-	daemon_pid = fork();
-	if (daemon_pid == 0) {
-		char fd_text[16];
-
-		log_fd = open(LOG_PATH, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		dup2(log_fd, 1);
-		dup2(log_fd, 2);
-		close(fds[0]);
-		snprintf(fd_text, sizeof(fd_text), "%d", fds[1]);
-		execl("/usr/bin/pbusd", "pbusd", "--schema", SCHEMA_PATH, "--instance", INSTANCE,
-		      "--state-dir", "/tmp/bindings-state", "--notify-fd", fd_text, "--log-level",
-		      "debug", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	pfd = (struct pollfd){.fd = fds[0], .events = POLLIN};
-	if (poll(&pfd, 1, 10000) != 1 || read(fds[0], ready, sizeof(ready) - 1) <= 0 ||
-	    strcmp(ready, "READY=1\n")) {
-		close(fds[0]);
-		return -ETIMEDOUT;
-	}
-	close(fds[0]);
+	daemon_pid = suite_start_pbusd(SCHEMA_PATH, INSTANCE, "/tmp/bindings-state", LOG_PATH, extra);
+	if (daemon_pid < 0)
+		return daemon_pid;
 	return pbus_table_open(INSTANCE, PBUS_OPEN_WRITE, &table);
 }
 

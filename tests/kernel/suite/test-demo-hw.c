@@ -161,39 +161,14 @@ static int wait_near(const char *name, double want, double tolerance)
 
 static int start(void)
 {
-	int fds[2];
-	char ready[16] = "";
-	struct pollfd pfd;
-
 	if (access(SCHEMA_PATH, R_OK) < 0) {
 		printf("# %s is missing: the host's build/dev was not built (make demo-hw builds it)\n",
 		       SCHEMA_PATH);
 		return -ENOENT;
 	}
-	mkdir("/tmp/psu-hw-state", 0755);
-	if (pipe(fds) < 0)
-		return -errno;
-	daemon_pid = fork();
-	if (daemon_pid == 0) {
-		char fd_text[16];
-		int log = open(LOG_PATH, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		dup2(log, 1);
-		dup2(log, 2);
-		close(fds[0]);
-		snprintf(fd_text, sizeof(fd_text), "%d", fds[1]);
-		execl("/usr/bin/pbusd", "pbusd", "--schema", SCHEMA_PATH, "--instance", INSTANCE,
-		      "--state-dir", "/tmp/psu-hw-state", "--notify-fd", fd_text, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	pfd = (struct pollfd){.fd = fds[0], .events = POLLIN};
-	if (poll(&pfd, 1, 10000) != 1 || read(fds[0], ready, sizeof(ready) - 1) <= 0 ||
-	    strcmp(ready, "READY=1\n")) {
-		close(fds[0]);
-		return -ETIMEDOUT;
-	}
-	close(fds[0]);
+	daemon_pid = suite_start_pbusd(SCHEMA_PATH, INSTANCE, "/tmp/psu-hw-state", LOG_PATH, NULL);
+	if (daemon_pid < 0)
+		return daemon_pid;
 	if (pbus_table_open(INSTANCE, PBUS_OPEN_READ, &table) < 0)
 		return -ENOENT;
 	plant_pid = fork();

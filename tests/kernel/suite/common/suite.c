@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* suite.c - the small runner shared by the libparambus-hw kernel tests. */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/suite.h"
 
@@ -66,4 +70,46 @@ int suite_count(const char *haystack, const char *needle)
 	for (const char *p = haystack; (p = strstr(p, needle)); p += len)
 		n++;
 	return n;
+}
+
+int suite_start_pbusd(const char *schema, const char *instance, const char *state_dir,
+		      const char *log_path, const char *const *extra)
+{
+	char ready[16] = "";
+	struct pollfd pfd;
+	int fds[2];
+	pid_t pid;
+
+	mkdir(state_dir, 0755);
+	if (pipe(fds) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		const char *argv[24] = {"pbusd", "--schema", schema, "--instance", instance,
+					"--state-dir", state_dir, "--notify-fd"};
+		char fd_text[16];
+		int n = 9, log = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(log, 1);
+		dup2(log, 2);
+		close(fds[0]);
+		snprintf(fd_text, sizeof(fd_text), "%d", fds[1]);
+		argv[8] = fd_text;
+		for (int i = 0; extra && extra[i] && n < 23; i++)
+			argv[n++] = extra[i];
+		argv[n] = NULL;
+		execv("/usr/bin/pbusd", (char **)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	pfd = (struct pollfd){.fd = fds[0], .events = POLLIN};
+	if (poll(&pfd, 1, 10000) != 1 || read(fds[0], ready, sizeof(ready) - 1) <= 0 ||
+	    strcmp(ready, "READY=1\n")) {
+		close(fds[0]);
+		return -ETIMEDOUT;
+	}
+	close(fds[0]);
+	return pid;
 }

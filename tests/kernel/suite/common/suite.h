@@ -64,4 +64,13 @@ void suite_sleep_ms(unsigned int ms);
 /* Count occurrences of @needle in @haystack. */
 int suite_count(const char *haystack, const char *needle);
 
+/*
+ * Start /usr/bin/pbusd serving @schema as @instance (state in @state_dir,
+ * stdout and stderr appended to @log_path, more arguments in @extra, a
+ * NULL-terminated list, or NULL) and wait up to 10 s for its READY=1 on
+ * --notify-fd. Returns its pid, or -errno (-ETIMEDOUT: not ready).
+ */
+int suite_start_pbusd(const char *schema, const char *instance, const char *state_dir,
+		      const char *log_path, const char *const *extra);
+
 #endif

@@ -3,9 +3,11 @@
  * process.c: is a process still there? Used for dead writer-lock holders
  * and for a dead pbusd. A pid alone is not enough: pids are recycled, and a
  * killed process stays a zombie until its parent reaps it. So a process is
- * identified by its pid and the low 32 bits of its start time (field 22 of
+ * identified by its pid and the low 30 bits of its start time (field 22 of
  * /proc/PID/stat, in clock ticks since boot), and a zombie counts as dead
  * (unless it is a main thread that exited while its other threads run).
+ * Threads (the writers of the table) are identified the same way by their
+ * tid: /proc/TID/stat exists for every thread, listed or not.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,7 +83,7 @@ uint32_t pbus_process_start_token(pid_t pid)
 
 	if (read_stat((uint32_t)pid, &state, &start) < 0)
 		return 0;
-	return (uint32_t)start;
+	return (uint32_t)start & PBUS_START_TOKEN_MASK;
 }
 
 bool pbus_process_alive(uint32_t pid, uint32_t start)
@@ -104,5 +106,24 @@ bool pbus_process_alive(uint32_t pid, uint32_t start)
 	 * threads still run (and may hold a lock): dead only if it is alone. */
 	if (state == 'Z' && thread_count(pid) <= 1)
 		return false;
-	return start == 0 || (uint32_t)started == start;
+	return start == 0 || ((uint32_t)started & PBUS_START_TOKEN_MASK) == start;
+}
+
+bool pbus_thread_alive(uint32_t tid, uint32_t start)
+{
+	char state;
+	uint64_t started;
+	int r;
+
+	if (tid == 0)
+		return false;
+	r = read_stat(tid, &state, &started);
+	if (r == -ESRCH)
+		return false;
+	if (r < 0)
+		return kill((pid_t)tid, 0) == 0 || errno == EPERM;
+	/* A thread is done once it exits, whatever its process does. */
+	if (state == 'X' || state == 'Z')
+		return false;
+	return start == 0 || ((uint32_t)started & PBUS_START_TOKEN_MASK) == start;
 }

@@ -124,7 +124,7 @@ struct pbus_enumerator {
 /* The start of every slot; the two copies follow at 16 and 16 + stride. */
 struct pbus_slot_head {
 	uint64_t seq;            /* version; the current value is copy[seq % copy_count] */
-	uint64_t lock;           /* writer lock: 0 free, else pid | start << 32 */
+	uint64_t lock;           /* writer lock word (write-lock.c, §4.3) */
 };
 
 struct pbus_copy_head {
@@ -133,10 +133,10 @@ struct pbus_copy_head {
 	uint32_t length;         /* bytes of the value that follows */
 };
 
-/* Written by the owner only. */
 struct pbus_param_aux {
-	uint64_t saved_seq;      /* newest version known to be on disk */
-	uint64_t reserved;
+	uint64_t saved_seq;      /* newest version known to be on disk (owner only) */
+	uint64_t writing;        /* token of the biased writer while it writes, else 0
+				  * (that writer only, and revokers; write-lock.c) */
 };
 
 struct pbus_wake_header {

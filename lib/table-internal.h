@@ -43,6 +43,7 @@ struct pbus_table {
 	int32_t *enum_values;             /* every enumerator of every enum */
 	const char **enum_labels;
 	uint32_t *by_name;                /* parameter indexes sorted by name */
+	bool may_bias;                    /* writers of this table take biases */
 	/* Owner only (pbus_instance_create). */
 	bool owner;
 	int lock_fd;                      /* flock on the instance lock file */
@@ -126,20 +127,124 @@ void pbus_futex_wake_all(const uint32_t *word);
 int64_t pbus_monotonic_ns(void);
 uint64_t pbus_realtime_ns(void);
 
-/* The writer lock (write-lock.c): 0, or -EBUSY if a live holder keeps it
- * for longer than a second (a stopped process), never forever. */
-int pbus_write_lock(uint64_t *lock);
-void pbus_write_unlock(uint64_t *lock);
+/* CLOCK_REALTIME in ns for a value's timestamp, within 1 us of
+ * pbus_realtime_ns() and much cheaper where the TSC can be read (clock.c). */
+uint64_t pbus_value_clock_ns(void);
 
-/* This process's lock token: pid | (start time token << 32). */
-uint64_t pbus_self_token(void);
+/*
+ * Claiming the right to write one parameter (write-lock.c; the lock word's
+ * states are described there and in docs/segment-format.md §4.3).
+ */
+#define PBUS_LOCK_STATE_MASK (UINT64_C(3) << 62)
+#define PBUS_LOCK_BIASED (UINT64_C(1) << 62)
+#define PBUS_LOCK_SHARED (UINT64_C(2) << 62)
+/* A token: tid (22 bits, Linux's PID_MAX_LIMIT) | start time token << 22. */
+#define PBUS_TOKEN_TID_BITS 22
+#define PBUS_TOKEN_MASK ((UINT64_C(1) << 52) - 1)
+/* A free SHARED word counts the claims in a row by the thread it names
+ * (bits 52-61); at PBUS_REBIAS_AFTER that thread takes a bias again. */
+#define PBUS_LOCK_RUN_SHIFT 52
+#define PBUS_LOCK_RUN_MAX 1023u
+#define PBUS_REBIAS_AFTER 1000u
+
+static inline uint32_t pbus_token_tid(uint64_t token)
+{
+	return (uint32_t)(token & ((UINT64_C(1) << PBUS_TOKEN_TID_BITS) - 1));
+}
+
+static inline uint32_t pbus_token_start(uint64_t token)
+{
+	return (uint32_t)((token & PBUS_TOKEN_MASK) >> PBUS_TOKEN_TID_BITS);
+}
+
+struct pbus_write_claim {
+	uint64_t *lock;          /* the slot's lock word */
+	uint64_t *writing;       /* aux.writing of the parameter */
+	uint64_t unlock_to;      /* the word's value after a normal hold */
+	bool biased;             /* written under our bias, no lock held */
+};
+
+/* This thread's token (0 until computed). */
+extern __thread uint64_t pbus_thread_token_ __attribute__((tls_model("initial-exec")));
+uint64_t pbus_thread_token_slow_(void);
+
+static inline uint64_t pbus_thread_token(void)
+{
+	uint64_t t = pbus_thread_token_;
+
+	return t ? t : pbus_thread_token_slow_();
+}
+
+/* Whether this process is registered for membarrier(2)'s global expedited
+ * barrier: then its writes skip the fence of the waiter handshake, because
+ * every waiter issues that barrier after registering (wait.c). */
+extern bool pbus_asym_registered_;
+
+static inline bool pbus_asym_registered(void)
+{
+	return __atomic_load_n(&pbus_asym_registered_, __ATOMIC_RELAXED);
+}
+
+/* The slow side of the asymmetric handshakes: a full barrier in every
+ * thread of every registered process (or, failing that, of every process). */
+int pbus_asym_barrier(void);
+
+/* The owner's side of the bias handshake: announce the write, then check
+ * the bias still holds. Program order is enough here: a revoker swaps the
+ * lock word and then runs pbus_asym_barrier() before it reads @writing. */
+static inline bool pbus_write_claim_biased(struct pbus_write_claim *c, uint64_t *lock,
+					   uint64_t *writing, uint64_t me)
+{
+	__atomic_store_n(writing, me, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(lock, __ATOMIC_RELAXED) == (PBUS_LOCK_BIASED | me)) {
+		c->lock = lock;
+		c->writing = writing;
+		c->biased = true;
+		return true;
+	}
+	__atomic_store_n(writing, 0, __ATOMIC_RELEASE);
+	return false;
+}
+
+/* Everything but the owner's fast path: take the lock, a bias (if
+ * @may_bias), revoke another's bias, or take over from a dead writer.
+ * 0, or -EBUSY if a live writer keeps it for longer than a second (a
+ * stopped process), never forever. */
+int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *writing,
+			  bool may_bias);
+
+static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock,
+				   uint64_t *writing, bool may_bias)
+{
+	uint64_t me = pbus_thread_token();
+
+	if (__atomic_load_n(lock, __ATOMIC_RELAXED) == (PBUS_LOCK_BIASED | me) &&
+	    pbus_write_claim_biased(c, lock, writing, me))
+		return 0;
+	return pbus_write_claim_slow(c, lock, writing, may_bias);
+}
+
+static inline void pbus_write_release(const struct pbus_write_claim *c)
+{
+	if (c->biased)
+		__atomic_store_n(c->writing, 0, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(c->lock, c->unlock_to, __ATOMIC_RELEASE);
+}
+
+/* Does the thread with @tid and start token @start still run? (Exited,
+ * zombie and reused ids count as dead.) */
+bool pbus_thread_alive(uint32_t tid, uint32_t start);
 
 /* Does the process with @pid and start token @start still run? (Zombies and
  * reused PIDs count as dead.) */
 bool pbus_process_alive(uint32_t pid, uint32_t start);
 
-/* The start time token of @pid (low 32 bits of /proc/PID/stat starttime),
- * or 0 if unknown. */
+/* The start time token of process or thread @pid (the low 30 bits of
+ * /proc/PID/stat starttime, so that a token leaves the lock word's two
+ * state bits free), or 0 if unknown. */
+#define PBUS_START_TOKEN_MASK 0x3FFFFFFFu
 uint32_t pbus_process_start_token(pid_t pid);
 
 #endif

@@ -179,6 +179,10 @@ int pbus_table_open(const char *instance, unsigned flags, struct pbus_table **re
 			return -ENOMEM;
 		t->lock_fd = -1;
 		t->flags = flags;
+		/* An application's writers may own the parameters they alone
+		 * write (pbusd's own table never takes a bias: its writes are
+		 * rare and would only cost the application a revocation). */
+		t->may_bias = (flags & PBUS_OPEN_WRITE) != 0;
 		memcpy(t->instance, instance, strlen(instance) + 1);
 		r = open_once(t, instance, flags);
 		if (r == 0)

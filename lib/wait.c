@@ -10,7 +10,12 @@
  * then compares versions; the writer stores the version, fences, reads the
  * counts, then bumps notify. Either the waiter sees the new version, or the
  * writer sees the registration and bumps notify after the waiter read it, in
- * which case FUTEX_WAIT returns at once because the word changed.
+ * which case FUTEX_WAIT returns at once because the word changed. Writers
+ * registered for membarrier(2) skip their fence, which would cost every
+ * write a drained store buffer; the waiter supplies it instead with one
+ * global barrier after registering (so a wait costs a system call more,
+ * and a write none). Where that barrier fails, a waiter sleeps at most
+ * PBUS_UNBARRIERED_POLL_NS at a time.
  *
  * All waiters share the word, so a change of one watched parameter wakes
  * every sleeping waiter, who each compare their versions and sleep again if
@@ -31,6 +36,9 @@
 #include "table-internal.h"
 
 #define SAVE_CHECK_INTERVAL_NS INT64_C(1000000000)
+/* Longest sleep of a waiter whose membarrier(2) failed (seccomp, say):
+ * a registered writer's wake-up may then be missed, never for longer. */
+#define PBUS_UNBARRIERED_POLL_NS INT64_C(1000000)
 
 struct pbus_watch {
 	struct pbus_table *table;
@@ -191,6 +199,7 @@ void pbus_watch_interrupt(struct pbus_watch *watch)
 int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 {
 	int64_t deadline;
+	bool barriered;
 	int r = 0;
 
 	if (!watch)
@@ -204,6 +213,7 @@ int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 	deadline = timeout_ns < 0 ? -1 : pbus_monotonic_ns() + timeout_ns;
 	set_registration(watch, true);
 	pbus_full_fence();
+	barriered = pbus_asym_barrier() == 0;
 	for (;;) {
 		uint32_t n = __atomic_load_n(&watch->table->wake->notify, __ATOMIC_SEQ_CST);
 
@@ -221,7 +231,16 @@ int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 			r = -EINTR;
 			break;
 		}
-		r = pbus_futex_wait(&watch->table->wake->notify, n, deadline);
+		if (barriered) {
+			r = pbus_futex_wait(&watch->table->wake->notify, n, deadline);
+		} else {
+			int64_t poll = pbus_monotonic_ns() + PBUS_UNBARRIERED_POLL_NS;
+
+			r = pbus_futex_wait(&watch->table->wake->notify, n,
+					    deadline >= 0 && deadline < poll ? deadline : poll);
+			if (r == -ETIMEDOUT && (deadline < 0 || pbus_monotonic_ns() < deadline))
+				continue;
+		}
 		if (r == -ETIMEDOUT) {
 			r = collect_changes(watch) ? (int)watch->changed_count : -ETIMEDOUT;
 			break;

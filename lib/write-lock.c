@@ -1,22 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * write-lock.c: the per-parameter writer lock, a 64-bit word in the slot
- * holding 0 (free) or the holder's pid and start-time token. It serialises
- * writers of one parameter only; readers never look at it.
+ * write-lock.c: who may write a parameter right now (docs/segment-format.md
+ * §4.3). The slot's 64-bit lock word serialises writers of one parameter;
+ * readers never look at it. It is in one of four states:
  *
- * A holder that dies (SIGKILL between lock and unlock) must not wedge the
- * others: a waiter that has spun for a while checks whether the holder still
- * runs and, if not, takes the lock over with a compare-and-swap (of all the
- * waiters only one wins). Taking over is safe because a dead holder wrote
- * only into the copy readers were not told to read, and the new holder
- * rewrites that copy whole before publishing it. The start-time token makes
- * a recycled pid count as dead, and a zombie counts as dead too.
+ *   0                   free; the next writer may take a bias
+ *   token               held by the writer thread @token (a normal lock)
+ *   BIASED | token      biased to thread @token: it writes without any
+ *                       read-modify-write or fence, announcing each write in
+ *                       aux.writing; anyone else must revoke the bias first
+ *   SHARED | run | token  free; a second writer came, so no bias until
+ *                       @token's thread has claimed it PBUS_REBIAS_AFTER
+ *                       times in a row (@run counts them)
+ *
+ * A token is a thread's tid | (start time token << 22), 52 bits.
+ *
+ * Revoking is the rare, expensive side of an asymmetric handshake: the
+ * revoker swaps the word to its own token, runs membarrier(2) (which makes
+ * every thread of every registered process pass a full barrier), and then
+ * waits until aux.writing no longer names a live thread. The owner's side,
+ * on every write, is a plain store to aux.writing and a plain load of the
+ * lock word: either the owner's load sees the revoker's swap (and it backs
+ * off), or the revoker's load after the barrier sees the owner's store (and
+ * it waits). A holder or owner that dies must not wedge the others: a
+ * writer that has waited for a while checks whether the thread still runs
+ * and, if not, takes over; taking over is safe because a dead writer wrote
+ * only into the copy readers were not told to read.
+ *
+ * Threads: every function may be called from any thread; the token and the
+ * membarrier registration are per thread and per process, and are redone in
+ * a forked child.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "table-internal.h"
@@ -26,34 +47,67 @@
 #define CHECK_INTERVAL_NS 1000000   /* ... then every millisecond */
 #define LIVE_HOLDER_TIMEOUT_NS 1000000000 /* one live holder (SIGSTOPped) */
 
-static uint64_t self_token;
-static pthread_once_t self_once = PTHREAD_ONCE_INIT;
-
-static void compute_self_token(void)
-{
-	pid_t pid = getpid();
-
-	__atomic_store_n(&self_token,
-			 (uint64_t)(uint32_t)pid | (uint64_t)pbus_process_start_token(pid) << 32,
-			 __ATOMIC_RELEASE);
-}
+__thread uint64_t pbus_thread_token_ __attribute__((tls_model("initial-exec")));
+bool pbus_asym_registered_;
+static bool asym_failed;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void reset_after_fork(void)
 {
-	/* The child is another process: it needs its own token. */
-	compute_self_token();
+	/* The child is another process with another thread: a new token, and
+	 * its own membarrier registration. */
+	pbus_thread_token_ = 0;
+	__atomic_store_n(&pbus_asym_registered_, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&asym_failed, false, __ATOMIC_RELAXED);
 }
 
-static void init_self_token(void)
+static void install_fork_handler(void)
 {
-	compute_self_token();
 	pthread_atfork(NULL, NULL, reset_after_fork);
 }
 
-uint64_t pbus_self_token(void)
+uint64_t pbus_thread_token_slow_(void)
 {
-	pthread_once(&self_once, init_self_token);
-	return __atomic_load_n(&self_token, __ATOMIC_ACQUIRE);
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	pthread_once(&fork_once, install_fork_handler);
+	pbus_thread_token_ = ((uint64_t)(uint32_t)tid |
+			      (uint64_t)pbus_process_start_token(tid) << PBUS_TOKEN_TID_BITS) &
+			     PBUS_TOKEN_MASK;
+	return pbus_thread_token_;
+}
+
+static int membarrier(int cmd)
+{
+	return syscall(SYS_membarrier, cmd, 0, 0) < 0 ? -errno : 0;
+}
+
+/* Register this process so that others' barriers reach its threads; only
+ * then may it take a bias (or skip its fences). Once per process. */
+static bool asym_register(void)
+{
+	if (__atomic_load_n(&pbus_asym_registered_, __ATOMIC_ACQUIRE))
+		return true;
+	if (__atomic_load_n(&asym_failed, __ATOMIC_RELAXED))
+		return false;
+	pthread_once(&fork_once, install_fork_handler);
+	if (membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) < 0) {
+		__atomic_store_n(&asym_failed, true, __ATOMIC_RELAXED);
+		return false;
+	}
+	__atomic_store_n(&pbus_asym_registered_, true, __ATOMIC_RELEASE);
+	return true;
+}
+
+int pbus_asym_barrier(void)
+{
+	int r = membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+
+	/* The slow global barrier (an RCU grace period) reaches every thread
+	 * of every process, registered or not. */
+	if (r < 0)
+		r = membarrier(MEMBARRIER_CMD_GLOBAL);
+	return r;
 }
 
 static inline void cpu_relax(void)
@@ -65,18 +119,124 @@ static inline void cpu_relax(void)
 #endif
 }
 
-int pbus_write_lock(uint64_t *lock)
+static bool thread_alive(uint64_t token)
 {
-	uint64_t me = pbus_self_token(), holder = 0, watched = 0;
-	int64_t since = 0, next_check = 0;
+	return pbus_thread_alive(pbus_token_tid(token), pbus_token_start(token));
+}
 
-	for (unsigned spins = 0;; spins++) {
+/*
+ * We hold the lock word, taken from a biased owner or from a dead holder
+ * (who may have been revoking one): make sure no biased write is still
+ * under way. After the barrier, aux.writing shows every write whose owner
+ * did not see the lock change; wait until it is 0 or names a dead thread.
+ * On -EBUSY (a live owner stuck in a write, i.e. stopped) the word is
+ * handed back to that owner, so that the next writer waits for it too.
+ */
+static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
+{
+	int64_t start = 0, next_check = 0;
+	uint64_t w;
+	int r = pbus_asym_barrier();
+
+	if (r < 0) {
+		/* Without the barrier we cannot know; leave the word as a
+		 * revocation the next writer must complete. */
+		w = __atomic_load_n(writing, __ATOMIC_ACQUIRE);
+		__atomic_store_n(lock, w ? PBUS_LOCK_BIASED | w : PBUS_LOCK_SHARED, __ATOMIC_RELEASE);
+		return r;
+	}
+	for (unsigned spins = 0; (w = __atomic_load_n(writing, __ATOMIC_ACQUIRE)) != 0; spins++) {
 		int64_t now;
 
-		holder = 0;
-		if (__atomic_compare_exchange_n(lock, &holder, me, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
+		if (w == me) {
+			/* Our own thread, once the owner and now revoking after
+			 * a failed fast path: nothing of ours is under way. */
+			__atomic_compare_exchange_n(writing, &w, 0, false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED);
+			continue;
+		}
+		if (spins < SPINS_BEFORE_YIELD) {
+			cpu_relax();
+			continue;
+		}
+		sched_yield();
+		now = pbus_monotonic_ns();
+		if (start == 0) {
+			start = now;
+			next_check = now + FIRST_CHECK_NS;
+			continue;
+		}
+		if (now >= next_check) {
+			next_check = now + CHECK_INTERVAL_NS;
+			if (!thread_alive(w)) {
+				/* Died mid-write: its work is in the unpublished
+				 * copy, which we overwrite whole. */
+				__atomic_compare_exchange_n(writing, &w, 0, false, __ATOMIC_ACQ_REL,
+							    __ATOMIC_RELAXED);
+				continue;
+			}
+		}
+		if (now - start > LIVE_HOLDER_TIMEOUT_NS) {
+			__atomic_store_n(lock, PBUS_LOCK_BIASED | w, __ATOMIC_RELEASE);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *writing,
+			  bool may_bias)
+{
+	uint64_t me = pbus_thread_token(), watched = 0;
+	int64_t since = 0, next_check = 0;
+
+	c->lock = lock;
+	c->writing = writing;
+	if (may_bias)
+		may_bias = asym_register();
+	for (unsigned spins = 0;; spins++) {
+		uint64_t cur = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
+		int64_t now;
+
+		if (cur == (PBUS_LOCK_BIASED | me)) {
+			if (pbus_write_claim_biased(c, lock, writing, me))
+				return 0;
+			continue;
+		}
+		if (cur == 0 || (cur & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_SHARED) {
+			unsigned run = 1;
+			uint64_t to = me;
+
+			if (cur != 0 && (cur & PBUS_TOKEN_MASK) == me) {
+				run = (unsigned)(cur >> PBUS_LOCK_RUN_SHIFT) & PBUS_LOCK_RUN_MAX;
+				run += run < PBUS_LOCK_RUN_MAX;
+			}
+			if (may_bias && (cur == 0 || run >= PBUS_REBIAS_AFTER))
+				to = PBUS_LOCK_BIASED | me;
+			if (!__atomic_compare_exchange_n(lock, &cur, to, false, __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED))
+				continue;
+			if (to != me)
+				continue; /* biased to us now: the fast path above */
+			c->biased = false;
+			/* A fresh word stays fresh under a writer that takes no
+			 * bias (pbusd), so that the application's writer can. */
+			c->unlock_to = cur == 0 ? 0 : PBUS_LOCK_SHARED |
+							  (uint64_t)run << PBUS_LOCK_RUN_SHIFT | me;
 			return 0;
+		}
+		if ((cur & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_BIASED) {
+			/* Revoke another thread's bias; the parameter has two
+			 * writers now and stays SHARED. */
+			if (!__atomic_compare_exchange_n(lock, &cur, me, false, __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED))
+				continue;
+			c->biased = false;
+			c->unlock_to = PBUS_LOCK_SHARED | UINT64_C(1) << PBUS_LOCK_RUN_SHIFT | me;
+			return quiesce(lock, writing, me);
+		}
+		/* Held by a writer: spin, then yield, and check now and then
+		 * that the holder still runs. */
 		if (spins < SPINS_BEFORE_YIELD) {
 			cpu_relax();
 			continue;
@@ -85,30 +245,27 @@ int pbus_write_lock(uint64_t *lock)
 		/* The clocks below are measured per holder: a stream of different
 		 * live holders is contention, not a stuck holder. */
 		now = pbus_monotonic_ns();
-		if (holder != watched) {
-			watched = holder;
+		if (cur != watched) {
+			watched = cur;
 			since = now;
 			next_check = now + FIRST_CHECK_NS;
 			continue;
 		}
 		if (now >= next_check) {
 			next_check = now + CHECK_INTERVAL_NS;
-			if ((uint32_t)holder != (uint32_t)me &&
-			    !pbus_process_alive((uint32_t)holder, (uint32_t)(holder >> 32))) {
-				/* Take over from the dead holder; if another waiter was
-				 * faster, the word changed and we go on waiting. */
-				if (__atomic_compare_exchange_n(lock, &holder, me, false,
-								__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-					return 0;
-				continue;
+			if (cur != me && !thread_alive(cur)) {
+				/* Take over from the dead holder (of several waiters
+				 * exactly one wins). It may have been revoking a
+				 * bias, so quiesce as a revoker does. */
+				if (!__atomic_compare_exchange_n(lock, &cur, me, false,
+								 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+					continue;
+				c->biased = false;
+				c->unlock_to = PBUS_LOCK_SHARED | UINT64_C(1) << PBUS_LOCK_RUN_SHIFT | me;
+				return quiesce(lock, writing, me);
 			}
 		}
 		if (now - since > LIVE_HOLDER_TIMEOUT_NS)
 			return -EBUSY;
 	}
-}
-
-void pbus_write_unlock(uint64_t *lock)
-{
-	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }

@@ -69,18 +69,19 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	unsigned char *slot = (unsigned char *)p->slot_;
 	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
 	struct pbus_copy_head *copy;
+	struct pbus_write_claim claim;
 	uint64_t s;
 	int r;
 
 	/* Ask for the slot's cache line in exclusive state now: readers hold it
 	 * shared, and fetching it is most of what a write costs under load.
-	 * The timestamp, taken meanwhile (and outside the lock, to keep the
-	 * lock short), hides much of that wait. */
+	 * The timestamp, taken meanwhile (and outside the claim, to keep it
+	 * short), hides much of that wait. */
 	__builtin_prefetch(slot, 1, 3);
 	if (timestamp_ns == 0)
-		timestamp_ns = pbus_realtime_ns();
+		timestamp_ns = pbus_value_clock_ns();
 	wait_for_reader_turn(&table->turns[index]);
-	r = pbus_write_lock(&head->lock);
+	r = pbus_write_claim(&claim, &head->lock, &table->aux[index].writing, table->may_bias);
 	if (r < 0)
 		return r;
 	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
@@ -91,18 +92,19 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	__atomic_store_n(&copy->status, status, PBUS_DATA_STORE_ORDER_);
 	__atomic_store_n(&copy->length, (uint32_t)length, PBUS_DATA_STORE_ORDER_);
 	store_words((unsigned char *)(copy + 1), value, length);
-	/* Publish. The exchange is sequentially consistent: it releases the
-	 * copy to readers and is the full barrier of the waiter handshake:
-	 * the waiter registers, fences, then checks versions; we publish the
-	 * version, then (sequentially consistent loads) check the counts. One
-	 * of the two sees the other, so no wake-up is lost. */
-	__atomic_exchange_n(&head->seq, s + 1, __ATOMIC_SEQ_CST);
-	pbus_write_unlock(&head->lock);
+	/* Publish: the release store hands the complete copy to readers. */
+	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
+	pbus_write_release(&claim);
 
-	/* Wake waiters only if someone waits for this parameter (a batch
-	 * wakes them once, after its last write). */
-	if (__atomic_load_n(&table->waiters[index], __ATOMIC_SEQ_CST) ||
-	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_SEQ_CST)) {
+	/* The waiter handshake (§5.1): the waiter registers, then checks
+	 * versions; we published the version, now we check the counts. One of
+	 * the two must see the other. A process registered for membarrier(2)
+	 * needs no fence of its own here, because every waiter runs the
+	 * global barrier after registering; any other process fences. */
+	if (!pbus_asym_registered())
+		pbus_full_fence();
+	if (__atomic_load_n(&table->waiters[index], __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_RELAXED)) {
 		if (wake_later) {
 			*wake_later = true;
 		} else {
@@ -168,7 +170,7 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 
 		/* The writes of one batch happen at one moment. */
 		if (w->timestamp_ns == 0 && now == 0)
-			now = pbus_realtime_ns();
+			now = pbus_value_clock_ns();
 		/* Fetch the next slot's line while this one is written. */
 		if (i + 1 < count)
 			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);

@@ -86,44 +86,37 @@ uint32_t pbus_process_start_token(pid_t pid)
 	return (uint32_t)start & PBUS_START_TOKEN_MASK;
 }
 
-bool pbus_process_alive(uint32_t pid, uint32_t start)
+/* Is the process (or, with @thread, the single thread) @id still there? */
+static bool task_alive(uint32_t id, uint32_t start, bool thread)
 {
 	char state;
 	uint64_t started;
 	int r;
 
-	if (pid == 0)
+	if (id == 0)
 		return false;
-	r = read_stat(pid, &state, &started);
+	r = read_stat(id, &state, &started);
 	if (r == -ESRCH)
 		return false;
 	if (r < 0)
-		/* No /proc: fall back to the pid alone. */
-		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+		/* No /proc: fall back to the id alone. */
+		return kill((pid_t)id, 0) == 0 || errno == EPERM;
 	if (state == 'X')
 		return false;
-	/* A main thread that called pthread_exit() shows 'Z' while the other
-	 * threads still run (and may hold a lock): dead only if it is alone. */
-	if (state == 'Z' && thread_count(pid) <= 1)
+	/* A thread is done once it exits. A process's main thread that called
+	 * pthread_exit() shows 'Z' while the other threads still run (and may
+	 * hold a lock): that process is dead only if the thread is alone. */
+	if (state == 'Z' && (thread || thread_count(id) <= 1))
 		return false;
 	return start == 0 || ((uint32_t)started & PBUS_START_TOKEN_MASK) == start;
 }
 
+bool pbus_process_alive(uint32_t pid, uint32_t start)
+{
+	return task_alive(pid, start, false);
+}
+
 bool pbus_thread_alive(uint32_t tid, uint32_t start)
 {
-	char state;
-	uint64_t started;
-	int r;
-
-	if (tid == 0)
-		return false;
-	r = read_stat(tid, &state, &started);
-	if (r == -ESRCH)
-		return false;
-	if (r < 0)
-		return kill((pid_t)tid, 0) == 0 || errno == EPERM;
-	/* A thread is done once it exits, whatever its process does. */
-	if (state == 'X' || state == 'Z')
-		return false;
-	return start == 0 || ((uint32_t)started & PBUS_START_TOKEN_MASK) == start;
+	return task_alive(tid, start, true);
 }

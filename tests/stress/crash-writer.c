@@ -12,10 +12,10 @@
  * runs alone when it dies and the lock word seen after the kill is exactly
  * what the victim left; in the other rounds the survivor keeps competing
  * for the lock while the victim dies (and may take it over before we look).
- * Every other paused round pauses for milliseconds, long enough for the
- * victim, alone, to take the parameters' bias back (PBUS_REBIAS_AFTER
- * claims in a row), so that it dies as a biased owner, often in the middle
- * of a write the survivor then has to revoke.
+ * Every other paused round pauses until the victim, alone, has taken the
+ * bias of 'big' back (PBUS_REBIAS_AFTER claims in a row), so that it dies as
+ * a biased owner, often in the middle of a write the survivor then has to
+ * revoke.
  * Asserts:
  *  - right after reaping the victim, the slot's writer-lock word is
  *    inspected; the number of kills that left it held by the dead victim is
@@ -212,10 +212,18 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 				stress_kill_wait(v);
 				break;
 			}
-			if (round % 4 == 3)
-				stress_sleep_ns((int64_t)stress_rng_range(&rng, 3000, 8000) * 1000);
-			else
-				stress_sleep_ns((int64_t)stress_rng_range(&rng, 0, 300) * 1000);
+			/* Every other paused round: until the victim, alone,
+			 * has taken the bias of 'big' back (at most 2 s). */
+			for (int64_t until = stress_now_ns() + 2 * STRESS_NS_PER_S;
+			     round % 4 == 3 && stress_now_ns() < until;) {
+				uint64_t lock = lock_word(setup.params[0]);
+
+				if ((lock & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_BIASED &&
+				    pbus_token_tid(lock) == (uint32_t)v)
+					break;
+				stress_sleep_ns(100 * 1000);
+			}
+			stress_sleep_ns((int64_t)stress_rng_range(&rng, 0, 300) * 1000);
 		}
 		kill(v, SIGKILL);
 		if (stress_wait_pid(v, 10, &status) < 0) {

@@ -141,12 +141,6 @@ uint64_t pbus_value_clock_ns(void);
 /* A token: tid (22 bits, Linux's PID_MAX_LIMIT) | start time token << 22. */
 #define PBUS_TOKEN_TID_BITS 22
 #define PBUS_TOKEN_MASK ((UINT64_C(1) << 52) - 1)
-/* A free SHARED word counts the claims in a row by the thread it names
- * (bits 52-61); at PBUS_REBIAS_AFTER that thread takes a bias again. */
-#define PBUS_LOCK_RUN_SHIFT 52
-#define PBUS_LOCK_RUN_MAX 1023u
-#define PBUS_REBIAS_AFTER 1000u
-
 static inline uint32_t pbus_token_tid(uint64_t token)
 {
 	return (uint32_t)(token & ((UINT64_C(1) << PBUS_TOKEN_TID_BITS) - 1));

@@ -9,9 +9,16 @@
  *   BIASED | token      biased to thread @token: it writes without any
  *                       read-modify-write or fence, announcing each write in
  *                       aux.writing; anyone else must revoke the bias first
- *   SHARED | run | token  free; a second writer came, so no bias until
- *                       @token's thread has claimed it PBUS_REBIAS_AFTER
- *                       times in a row (@run counts them)
+ *   SHARED              free; a second writer came, so the parameter is
+ *                       never biased again
+ *
+ * Why never again: a revoked owner may be late, between its first look at
+ * the word and its announcement in aux.writing; if the parameter had a new
+ * owner by then, that late store would overwrite the new owner's
+ * announcement, and a revoker could miss a write under way. With one
+ * owner per parameter's life, a late store can only come from the one
+ * owner there ever was, after its revocation, when nobody relies on
+ * aux.writing any more except the revoker, which the handshake covers.
  *
  * A token is a thread's tid | (start time token << 22), 52 bits.
  *
@@ -203,16 +210,9 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 				return 0;
 			continue;
 		}
-		if (cur == 0 || (cur & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_SHARED) {
-			unsigned run = 1;
-			uint64_t to = me;
+		if (cur == 0 || cur == PBUS_LOCK_SHARED) {
+			uint64_t to = cur == 0 && may_bias ? PBUS_LOCK_BIASED | me : me;
 
-			if (cur != 0 && (cur & PBUS_TOKEN_MASK) == me) {
-				run = (unsigned)(cur >> PBUS_LOCK_RUN_SHIFT) & PBUS_LOCK_RUN_MAX;
-				run += run < PBUS_LOCK_RUN_MAX;
-			}
-			if (may_bias && (cur == 0 || run >= PBUS_REBIAS_AFTER))
-				to = PBUS_LOCK_BIASED | me;
 			if (!__atomic_compare_exchange_n(lock, &cur, to, false, __ATOMIC_ACQUIRE,
 							 __ATOMIC_RELAXED))
 				continue;
@@ -221,18 +221,17 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 			c->biased = false;
 			/* A fresh word stays fresh under a writer that takes no
 			 * bias (pbusd), so that the application's writer can. */
-			c->unlock_to = cur == 0 ? 0 : PBUS_LOCK_SHARED |
-							  (uint64_t)run << PBUS_LOCK_RUN_SHIFT | me;
+			c->unlock_to = cur;
 			return 0;
 		}
 		if ((cur & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_BIASED) {
 			/* Revoke another thread's bias; the parameter has two
-			 * writers now and stays SHARED. */
+			 * writers now and stays SHARED for good. */
 			if (!__atomic_compare_exchange_n(lock, &cur, me, false, __ATOMIC_ACQUIRE,
 							 __ATOMIC_RELAXED))
 				continue;
 			c->biased = false;
-			c->unlock_to = PBUS_LOCK_SHARED | UINT64_C(1) << PBUS_LOCK_RUN_SHIFT | me;
+			c->unlock_to = PBUS_LOCK_SHARED;
 			return quiesce(lock, writing, me);
 		}
 		/* Held by a writer: spin, then yield, and check now and then
@@ -261,7 +260,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 								 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 					continue;
 				c->biased = false;
-				c->unlock_to = PBUS_LOCK_SHARED | UINT64_C(1) << PBUS_LOCK_RUN_SHIFT | me;
+				c->unlock_to = PBUS_LOCK_SHARED;
 				return quiesce(lock, writing, me);
 			}
 		}

@@ -45,18 +45,13 @@
 
 static bool tsc_usable;
 static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
-/* The first (TSC, ns) pair of the process, and the rate measured from it
- * (bits of a double; 0 until measured). */
-static uint64_t calib_tsc, calib_ns, rate_bits;
+/* The first (TSC, ns) pair of the process; the rate measured from it is
+ * pbus_clock_rate_ (ns per tick, 0 until measured). */
+static uint64_t calib_tsc, calib_ns;
 static pthread_mutex_t calib_lock = PTHREAD_MUTEX_INITIALIZER;
 
-struct anchor {
-	uint64_t tsc, ns;        /* tsc 0: none yet */
-	uint64_t period_ticks;   /* refresh after this many ticks */
-	uint64_t last_ns;        /* the thread's latest timestamp */
-};
-
-static __thread struct anchor anchor __attribute__((tls_model("initial-exec")));
+__thread struct pbus_clock_anchor pbus_clock_anchor_ __attribute__((tls_model("initial-exec")));
+double pbus_clock_rate_;
 
 static void check_clocksource(void)
 {
@@ -76,10 +71,9 @@ static void check_clocksource(void)
 
 static double rate(void)
 {
-	uint64_t bits = __atomic_load_n(&rate_bits, __ATOMIC_ACQUIRE);
 	double r;
 
-	memcpy(&r, &bits, sizeof(r));
+	__atomic_load(&pbus_clock_rate_, &r, __ATOMIC_ACQUIRE);
 	return r;
 }
 
@@ -105,7 +99,7 @@ static bool read_pair(uint64_t *ret_tsc, uint64_t *ret_ns)
 }
 
 /* Take a new anchor (and, while the rate is unknown, work on measuring it). */
-static uint64_t reanchor(struct anchor *a)
+static uint64_t reanchor(struct pbus_clock_anchor *a)
 {
 	uint64_t ns = 0, tsc = 0;
 	double r = rate();
@@ -125,11 +119,8 @@ static uint64_t reanchor(struct anchor *a)
 			calib_tsc = tsc;
 			calib_ns = ns;
 		} else if (ns - calib_ns >= CALIBRATION_NS) {
-			uint64_t bits;
-
 			r = (double)(ns - calib_ns) / (double)(tsc - calib_tsc);
-			memcpy(&bits, &r, sizeof(bits));
-			__atomic_store_n(&rate_bits, bits, __ATOMIC_RELEASE);
+			__atomic_store(&pbus_clock_rate_, &r, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&calib_lock);
 	}
@@ -144,22 +135,12 @@ static uint64_t reanchor(struct anchor *a)
 	return ns;
 }
 
-uint64_t pbus_value_clock_ns(void)
+uint64_t pbus_value_clock_slow_(void)
 {
-	struct anchor *a = &anchor;
-	uint64_t delta;
+	struct pbus_clock_anchor *a = &pbus_clock_anchor_;
 
-	if (__builtin_expect(a->tsc != 0, 1)) {
-		delta = __rdtsc() - a->tsc;
-		if (__builtin_expect(delta < a->period_ticks, 1)) {
-			uint64_t ns = a->ns + (uint64_t)((double)delta * rate());
-
-			if (ns > a->last_ns)
-				a->last_ns = ns;
-			return a->last_ns;
-		}
+	if (a->tsc != 0)
 		return reanchor(a);
-	}
 	pthread_once(&tsc_once, check_clocksource);
 	if (!tsc_usable)
 		return pbus_realtime_ns();
@@ -168,7 +149,7 @@ uint64_t pbus_value_clock_ns(void)
 
 #else
 
-uint64_t pbus_value_clock_ns(void)
+uint64_t pbus_value_clock_slow_(void)
 {
 	return pbus_realtime_ns();
 }

@@ -198,6 +198,57 @@ int pbus_param_set(const struct pbus_param *param, const void *value, size_t len
 	return pbus_table_write_many(param->table_, &w, 1);
 }
 
+/*
+ * The fast path of the typed setters of scalars: a value of 1 to 8 bytes
+ * (two copies of 24 bytes) of a parameter biased to this thread, with no
+ * reader's turn posted. The protocol of pbus_write_checked(), in as few
+ * stores as it takes, because under load every store waits in the store
+ * buffer for its cache line, which the readers keep pulling away: the
+ * announcement, the timestamp, status and length as one word, the value
+ * (zero-padded) as one word, the version, the end of the announcement.
+ * Anything else takes the general path.
+ */
+static int write_scalar(struct pbus_table *table, uint32_t index, uint64_t bits, uint32_t size)
+{
+	unsigned char *slot = (unsigned char *)table->params[index].slot_;
+	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
+	uint64_t *writing = &table->aux[index].writing;
+	uint64_t me = pbus_thread_token_, biased = PBUS_LOCK_BIASED | me, ts, s;
+	unsigned char *copy;
+
+	__builtin_prefetch(slot, 1, 3);
+	ts = pbus_value_clock_ns();
+	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0 ||
+			     __atomic_load_n(&head->lock, __ATOMIC_RELAXED) != biased, 0))
+		return pbus_write_checked(table, index, &bits, size, ts, PBUS_STATUS_OK, NULL, NULL);
+	/* The owner's handshake (pbus_write_claim_biased()); a biased owner is
+	 * registered for membarrier(2), so the waiter check needs no fence. */
+	__atomic_store_n(writing, me, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(&head->lock, __ATOMIC_RELAXED) != biased, 0)) {
+		__atomic_store_n(writing, 0, __ATOMIC_RELEASE);
+		return pbus_write_checked(table, index, &bits, size, ts, PBUS_STATUS_OK, NULL, NULL);
+	}
+	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
+	copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
+	PBUS_WRITE_FENCE_();
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_TIMESTAMP_OFFSET), ts,
+			 PBUS_DATA_STORE_ORDER_);
+	/* status (offset 8) and length (offset 12), little-endian */
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_STATUS_OFFSET),
+			 (uint64_t)size << 32 | PBUS_STATUS_OK, PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_VALUE_OFFSET), bits,
+			 PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(writing, 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&table->waiters[index], __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
+		pbus_futex_wake_all(&table->wake->notify);
+	}
+	return 0;
+}
+
 /* One parameter of a known type: the checks of a batch of one, without
  * the batch (this is the path of every typed setter). */
 static int set_typed(const struct pbus_param *param, unsigned type, const void *value,
@@ -217,6 +268,12 @@ static int set_typed(const struct pbus_param *param, unsigned type, const void *
 		return r;
 	if (table_gone(table))
 		return -ESTALE;
+	if (type != PBUS_TYPE_STRING && type != PBUS_TYPE_BYTES) {
+		uint64_t bits = 0;
+
+		memcpy(&bits, value, length); /* little-endian, zero-padded */
+		return write_scalar(table, param->index_, bits, (uint32_t)length);
+	}
 	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, NULL);
 }
 

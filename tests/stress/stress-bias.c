@@ -10,9 +10,10 @@
  * per 20 us round, writer thread A writes the round's double flat out (it
  * takes the bias); writer thread B starts a moment later and writes it flat
  * out too (it revokes the bias while A keeps writing, and both then take
- * the lock). Two threads on two CPUs and short writes make many of A's
- * fast paths meet a revocation. Asserts: each writer's own versions only
- * grow, nothing is lost (the final version equals the number of completed
+ * the lock). A writes with pbus_param_set_double(), whose fast path has
+ * its own copy of the owner's handshake, B with pbus_table_write_many().
+ * Two threads on two CPUs and short writes make many of A's fast paths
+ * meet a revocation. Asserts: B's own versions only grow, nothing is lost (the final version equals the number of completed
  * writes, which two writers in one copy would break), and every round's
  * bias was revoked. (Readers against writers: stress-threads.)
  *
@@ -143,8 +144,16 @@ static void write_until(struct pbus_table *t, const struct pbus_param *p, int64_
 	do {
 		double d = (double)(id << 24 | (++counter & 0xFFFFFF));
 		struct pbus_write wr = {.index = p->index_, .value = &d, .length = 8};
-		int rc = pbus_table_write_many(t, &wr, 1);
+		int rc;
 
+		/* A, the owner, through the typed setter's fast path; B through
+		 * the general path, which reports the version it wrote. */
+		if (id == 1) {
+			rc = pbus_param_set_double(p, d);
+			wr.seq = last + 1;
+		} else {
+			rc = pbus_table_write_many(t, &wr, 1);
+		}
 		if (rc < 0) {
 			note_error(st, "write failed: %lld %llu", (unsigned long long)rc, 0);
 			continue;

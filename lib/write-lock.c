@@ -9,16 +9,15 @@
  *   BIASED | token      biased to thread @token: it writes without any
  *                       read-modify-write or fence, announcing each write in
  *                       aux.writing; anyone else must revoke the bias first
- *   SHARED              free; a second writer came, so the parameter is
- *                       never biased again
+ *   SHARED              free; a second writer came while the owner lived,
+ *                       so the parameter is never biased again
  *
  * Why never again: a revoked owner may be late, between its first look at
  * the word and its announcement in aux.writing; if the parameter had a new
  * owner by then, that late store would overwrite the new owner's
- * announcement, and a revoker could miss a write under way. With one
- * owner per parameter's life, a late store can only come from the one
- * owner there ever was, after its revocation, when nobody relies on
- * aux.writing any more except the revoker, which the handshake covers.
+ * announcement, and a revoker could miss a write under way. So a bias
+ * passes on only from a dead owner (which stores nothing any more): every
+ * owner a parameter ever had but the current one is dead, or it is SHARED.
  *
  * A token is a thread's tid | (start time token << 22), 52 bits.
  *
@@ -225,14 +224,24 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 			return 0;
 		}
 		if ((cur & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_BIASED) {
-			/* Revoke another thread's bias; the parameter has two
-			 * writers now and stays SHARED for good. */
+			uint64_t owner = cur & PBUS_TOKEN_MASK;
+			int r;
+
+			/* Revoke another thread's bias. If it still lives, the
+			 * parameter has two writers now and stays SHARED for good;
+			 * if it died (a restarted acquisition process), nobody is
+			 * left who could store a late announcement, and the bias
+			 * passes to us. */
 			if (!__atomic_compare_exchange_n(lock, &cur, me, false, __ATOMIC_ACQUIRE,
 							 __ATOMIC_RELAXED))
 				continue;
 			c->biased = false;
 			c->unlock_to = PBUS_LOCK_SHARED;
-			return quiesce(lock, writing, me);
+			r = quiesce(lock, writing, me);
+			if (r < 0 || !may_bias || thread_alive(owner))
+				return r;
+			__atomic_store_n(lock, PBUS_LOCK_BIASED | me, __ATOMIC_RELEASE);
+			continue; /* biased to us now: the fast path above */
 		}
 		/* Held by a writer: spin, then yield, and check now and then
 		 * that the holder still runs. */

@@ -20,9 +20,10 @@
  * stress/bias-crash (processes): per round, a victim process writes the
  * round's parameter flat out (it takes the bias) and is SIGKILLed at a
  * random moment, often in the middle of a write; then this process writes
- * the parameter, which must revoke the dead owner's bias within 1 s, and a
- * reader process reads every parameter all the while. Asserts: every
- * revocation completes, no reader sees an inconsistent value, and some
+ * the parameter, which must revoke the dead owner's bias within 1 s and
+ * take it over (a dead owner can store nothing late), and a reader process
+ * reads every parameter all the while. Asserts: every revocation completes
+ * and passes the bias on, no reader sees an inconsistent value, and some
  * kills did land in the middle of a biased write.
  */
 #include <errno.h>
@@ -387,9 +388,10 @@ static void test_bias_crash(const struct stress_options *o)
 		if (pbus_param_read(p, words, sizeof(words), &s) < 0 || words[0] != ((uint64_t)4 << 48 | round) ||
 		    check_value(words, &s))
 			stress_fail("round %u: our write does not read back", round);
-		if (__atomic_load_n(&((const struct pbus_slot_head *)p->slot_)->lock, __ATOMIC_ACQUIRE) !=
-		    PBUS_LOCK_SHARED)
-			stress_fail("round %u: the bias was not revoked", round);
+		lock = __atomic_load_n(&((const struct pbus_slot_head *)p->slot_)->lock, __ATOMIC_ACQUIRE);
+		if (lock != (PBUS_LOCK_BIASED | pbus_thread_token()))
+			stress_fail("round %u: the dead owner's bias did not pass to us (lock word 0x%" PRIx64
+				    ")", round, lock);
 		done++;
 	}
 	__atomic_store_n(&cs->stop, 1, __ATOMIC_RELEASE);

@@ -618,7 +618,8 @@ static void writer_dead_or_stopped_owner(void)
 	CHECK_EQ_INT(pbus_param_get_uint32(p, &v), PBUS_STATUS_OK);
 	CHECK_EQ_INT(v, 1);
 	/* Once it is dead (a zombie, not reaped yet, counts), the write goes
-	 * through at once and the announcement is cleared. */
+	 * through at once, the announcement is cleared, and the bias passes to
+	 * us (a dead owner can store nothing late). */
 	kill(child, SIGKILL);
 	for (int i = 0; i < 1000; i++) {
 		siginfo_t si = {0};
@@ -633,7 +634,7 @@ static void writer_dead_or_stopped_owner(void)
 	CHECK_EQ_INT(pbus_param_get_uint32(p, &v), PBUS_STATUS_OK);
 	CHECK_EQ_INT(v, 3);
 	CHECK(writing_word(w, p) == 0);
-	CHECK((lock_word(p) & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_SHARED);
+	CHECK(lock_word(p) == (PBUS_LOCK_BIASED | pbus_thread_token()));
 	CHECK_EQ_INT(waitpid(child, &status, 0), child);
 out:
 	pbus_table_close(w);

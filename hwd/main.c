@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../daemon/log.h"
+#include "../lib/table-internal.h" /* pbus_monotonic_ns() */
 #include "pbus-hwd.h"
 
 static const char usage[] =
@@ -62,14 +63,6 @@ struct hwd {
 	struct source *sources; /* one per binding, for epoll's data pointer */
 	int exit_status;
 };
-
-static int64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static bool is_output(const struct binding *b)
 {
@@ -129,11 +122,11 @@ static void *output_thread(void *arg)
 		return NULL;
 	}
 	output_check_all(h);
-	next_check = monotonic_ns() + MAINTENANCE_NS;
+	next_check = pbus_monotonic_ns() + MAINTENANCE_NS;
 	while (!atomic_load(&stopping)) {
 		int64_t now;
 
-		r = pbus_watch_wait(watch, next_check - monotonic_ns());
+		r = pbus_watch_wait(watch, next_check - pbus_monotonic_ns());
 		if (r == -ESTALE)
 			break; /* the main thread's maintenance notices and exits */
 		while (r > 0 && pbus_watch_next(watch, &index) == 1) {
@@ -152,7 +145,7 @@ static void *output_thread(void *arg)
 				r = 1;
 			}
 		}
-		now = monotonic_ns();
+		now = pbus_monotonic_ns();
 		if (now >= next_check) {
 			output_check_all(h);
 			next_check = now + MAINTENANCE_NS;

@@ -641,6 +641,56 @@ out:
 	pbus_instance_remove(owner);
 }
 
+/* A forked child is another writer: a new token, its own membarrier
+ * registration; it revokes the parent's bias and takes fresh ones. */
+static int forked_writer(struct pbus_table *w)
+{
+	const struct pbus_param *p, *q;
+	uint64_t me;
+
+	if (pbus_table_find(w, "i16", &p) < 0 || pbus_table_find(w, "i32", &q) < 0)
+		return 10;
+	me = pbus_thread_token();
+	if (pbus_token_tid(me) != (uint32_t)getpid())
+		return 11;
+	if (pbus_param_set_int16(p, 7) < 0 || lock_word(p) != PBUS_LOCK_SHARED)
+		return 12;
+	if (pbus_param_set_int32(q, 8) < 0 || lock_word(q) != (PBUS_LOCK_BIASED | me))
+		return 13;
+	return 0;
+}
+
+static void writer_bias_across_fork(void)
+{
+	struct pbus_table *owner = create_instance(), *w = NULL;
+	const struct pbus_param *p;
+	int16_t v = 0;
+	int status = -1;
+	pid_t child;
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
+		check_failures_in_case++;
+		goto out;
+	}
+	p = find(w, "i16");
+	CHECK_EQ_INT(pbus_param_set_int16(p, 1), 0);
+	CHECK(lock_word(p) == (PBUS_LOCK_BIASED | pbus_thread_token()));
+	child = fork();
+	if (child == 0)
+		_exit(forked_writer(w));
+	CHECK_EQ_INT(waitpid(child, &status, 0), child);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ_INT(WEXITSTATUS(status), 0);
+	CHECK_EQ_INT(pbus_param_get_int16(p, &v), PBUS_STATUS_OK);
+	CHECK_EQ_INT(v, 7);
+	/* The parent writes on, under the lock now. */
+	CHECK_EQ_INT(pbus_param_set_int16(p, 2), 0);
+	CHECK(lock_word(p) == PBUS_LOCK_SHARED);
+out:
+	pbus_table_close(w);
+	pbus_instance_remove(owner);
+}
+
 /* Timestamps come from the TSC where the kernel's clocksource is the TSC:
  * within 1 us of CLOCK_REALTIME, never going back in one thread. */
 static void timestamps_follow_the_clock(void)
@@ -708,6 +758,7 @@ int main(void)
 	RUN_CASE(validation_refuses_damage);
 	RUN_CASE(writer_bias_and_revocation);
 	RUN_CASE(writer_dead_or_stopped_owner);
+	RUN_CASE(writer_bias_across_fork);
 	RUN_CASE(timestamps_follow_the_clock);
 	pbus_schema_free(schema);
 	CHECK_EXIT();

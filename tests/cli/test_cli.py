@@ -66,6 +66,25 @@ def check(condition, message):
         raise Failure(message)
 
 
+def case_name(fn):
+    """A test function's name as the result lines give it."""
+    return fn.__name__.rstrip("_").replace("_", "-")
+
+
+def run_case(suite, name, fn, arg):
+    """Run one test case and print its one PASS or FAIL line; True if it passed."""
+    try:
+        fn(arg)
+        print(f"PASS: {suite}/{name}", flush=True)
+        return True
+    except Failure as e:
+        print(f"FAIL: {suite}/{name}: {e}", flush=True)
+    except Exception as e:  # a bug of the test, a hang: still one line
+        print(f"FAIL: {suite}/{name}: {type(e).__name__}: {e}", flush=True)
+        traceback.print_exc(file=sys.stdout)
+    return False
+
+
 class Result:
     def __init__(self, argv, rc, out, err):
         self.argv, self.rc, self.out, self.err = argv, rc, out, err
@@ -1041,19 +1060,10 @@ def main():
             print(f"FAIL: cli/setup: {e}")
             return 1
         for fn in TESTS:
-            name = fn.__name__.rstrip("_").replace("_", "-")
+            name = case_name(fn)
             if args.only and args.only not in name:
                 continue
-            try:
-                fn(ctx)
-                print(f"PASS: cli/{name}", flush=True)
-            except Failure as e:
-                failed += 1
-                print(f"FAIL: cli/{name}: {e}", flush=True)
-            except Exception as e:  # a bug of the test or a hang: still one line
-                failed += 1
-                print(f"FAIL: cli/{name}: {type(e).__name__}: {e}", flush=True)
-                traceback.print_exc(file=sys.stdout)
+            failed += not run_case("cli", name, fn, ctx)
             if ctx.daemon.proc.poll() is not None:
                 print(f"FAIL: cli/pbusd: pbusd exited ({ctx.daemon.proc.returncode}): {ctx.daemon.log()}")
                 failed += 1

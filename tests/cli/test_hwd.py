@@ -18,10 +18,9 @@ import signal
 import subprocess
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cli import TIMEOUT, Context, Failure, check  # noqa: E402
+from test_cli import TIMEOUT, Context, Failure, case_name, check, run_case  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HW_SCHEMA = os.path.join(HERE, "fixtures", "hw.pbs")
@@ -263,19 +262,10 @@ def main():
                 print(f"FAIL: {args.name}/setup: {exe} not built")
                 return 1
         for fn in TESTS:
-            name = fn.__name__.rstrip("_").replace("_", "-")
+            name = case_name(fn)
             if args.only and args.only not in name:
                 continue
-            try:
-                fn(ctx)
-                print(f"PASS: {args.name}/{name}", flush=True)
-            except Failure as e:
-                failed += 1
-                print(f"FAIL: {args.name}/{name}: {e}", flush=True)
-            except Exception as e:
-                failed += 1
-                print(f"FAIL: {args.name}/{name}: {type(e).__name__}: {e}", flush=True)
-                traceback.print_exc(file=sys.stdout)
+            failed += not run_case(args.name, name, fn, ctx)
         # In a sanitizer build a report may come from pbus-hwd, whose death
         # pbusd covers up by restarting it: read every daemon's log.
         reports = []

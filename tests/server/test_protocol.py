@@ -40,7 +40,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
 import protocol as P  # noqa: E402
-from test_cli import TIMEOUT, Context, Daemon, Failure, check  # noqa: E402
+from test_cli import TIMEOUT, Context, Daemon, Failure, case_name, check, run_case  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixtures", "server.pbs")
 VECTORS = os.path.join(TOP, "tests", "vectors", "socket-frames.txt")
@@ -1755,7 +1755,7 @@ def main():
             except (subprocess.CalledProcessError, OSError) as e:
                 print(f"    cannot create {TEST_USER}/{TEST_GROUP}: {e}", flush=True)
         for fn in TESTS:
-            name = fn.__name__.rstrip("_").replace("_", "-")
+            name = case_name(fn)
             if args.only and args.only not in name:
                 continue
             if getattr(fn, "needs_server", False):
@@ -1773,16 +1773,7 @@ def main():
                         failed += 1
                         continue
             t0 = time.monotonic()
-            try:
-                fn(ctx)
-                print(f"PASS: server/{name}", flush=True)
-            except Failure as e:
-                failed += 1
-                print(f"FAIL: server/{name}: {e}", flush=True)
-            except Exception as e:  # a bug of the test, a hang, a protocol violation: still one line
-                failed += 1
-                print(f"FAIL: server/{name}: {type(e).__name__}: {e}", flush=True)
-                traceback.print_exc(file=sys.stdout)
+            failed += not run_case("server", name, fn, ctx)
             ctx.log(f"{name}: {time.monotonic() - t0:.2f} s")
             if ctx.daemon is not None and ctx.daemon.proc.poll() is not None:
                 print(f"FAIL: server/pbusd-alive: pbusd exited ({ctx.daemon.proc.returncode}) during {name}: "

@@ -21,20 +21,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = os.path.join(TOP, "tests", "cli", "fixtures", "test.pbs")
 TIMEOUT = 10
 
 
-class Failure(Exception):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
+sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
+from test_cli import Failure, case_name, check, run_case  # noqa: E402
 
 
 def hello(sock):
@@ -214,17 +208,7 @@ def main():
     failed = 0
     try:
         for fn in TESTS:
-            name = fn.__name__.replace("_", "-")
-            try:
-                fn(env)
-                print(f"PASS: service/{name}", flush=True)
-            except Failure as e:
-                failed += 1
-                print(f"FAIL: service/{name}: {e}", flush=True)
-            except Exception as e:
-                failed += 1
-                print(f"FAIL: service/{name}: {type(e).__name__}: {e}", flush=True)
-                traceback.print_exc(file=sys.stdout)
+            failed += not run_case("service", case_name(fn), fn, env)
     finally:
         env.cleanup()
     return 1 if failed else 0

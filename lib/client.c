@@ -1240,22 +1240,11 @@ int pbus_client_describe(const struct pbus_client *client, uint32_t index,
 int pbus_client_enumerator(const struct pbus_client *client, uint32_t index, uint32_t i,
 			   const char **ret_label, int32_t *ret_value)
 {
-	const struct pbus_typeinfo *ti;
-
 	if (!client)
 		return -EINVAL;
 	if (index >= client->schema->param_count)
 		return -ENOENT;
-	ti = &client->schema->params[index].ti;
-	if (pbus_element_type(ti->type) != PBUS_TYPE_ENUM)
-		return -EINVAL;
-	if (i >= ti->enum_count)
-		return -ENOENT;
-	if (ret_label)
-		*ret_label = ti->enum_labels[i];
-	if (ret_value)
-		*ret_value = ti->enum_values[i];
-	return 0;
+	return pbus_typeinfo_enumerator(&client->schema->params[index].ti, i, ret_label, ret_value);
 }
 
 int pbus_client_parse(const struct pbus_client *client, uint32_t index, const char *text, void *buf,

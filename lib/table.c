@@ -340,20 +340,9 @@ const char *pbus_param_name(const struct pbus_param *param)
 int pbus_param_enumerator(const struct pbus_param *param, uint32_t i, const char **ret_label,
 			  int32_t *ret_value)
 {
-	const struct pbus_typeinfo *ti;
-
 	if (!param)
 		return -EINVAL;
-	ti = &param->table_->types[param->index_];
-	if (pbus_element_type(ti->type) != PBUS_TYPE_ENUM)
-		return -EINVAL;
-	if (i >= ti->enum_count)
-		return -ENOENT;
-	if (ret_label)
-		*ret_label = ti->enum_labels[i];
-	if (ret_value)
-		*ret_value = ti->enum_values[i];
-	return 0;
+	return pbus_typeinfo_enumerator(&param->table_->types[param->index_], i, ret_label, ret_value);
 }
 
 int pbus_param_enum_value(const struct pbus_param *param, const char *label, int32_t *ret_value)

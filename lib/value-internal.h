@@ -37,8 +37,6 @@ static inline unsigned pbus_element_type(unsigned type)
 /* Is @type a valid type code? */
 int pbus_type_valid(unsigned type);
 
-/* Check a value in stored encoding: length, bool 0/1, enum membership,
- * limits (NaN is out of any limit). 0, -EINVAL, -ERANGE or -EMSGSIZE. */
 /* One scalar of @type (bool, integers, enum, float, double) in its stored
  * encoding at @value, as a double (64-bit integers beyond 2^53 rounded). */
 double pbus_scalar_as_double(unsigned type, const void *value);
@@ -46,6 +44,13 @@ double pbus_scalar_as_double(unsigned type, const void *value);
 /* Strict UTF-8 (no overlong forms, surrogates or code points above U+10FFFF). */
 bool pbus_utf8_valid(const void *text, size_t n);
 
+/* Enumerator @i of an enum (or enum array) type: -EINVAL if @ti is no enum,
+ * -ENOENT past the last; either return pointer may be NULL. */
+int pbus_typeinfo_enumerator(const struct pbus_typeinfo *ti, uint32_t i, const char **ret_label,
+			     int32_t *ret_value);
+
+/* Check a value in stored encoding: length, bool 0/1, enum membership,
+ * limits (NaN is out of any limit). 0, -EINVAL, -ERANGE or -EMSGSIZE. */
 int pbus_value_check(const struct pbus_typeinfo *ti, const void *value, size_t length);
 
 /* Parse text into the stored encoding, then pbus_value_check(). */

@@ -155,6 +155,20 @@ static bool enum_has_value(const struct pbus_typeinfo *ti, int64_t v)
 }
 
 /* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
+int pbus_typeinfo_enumerator(const struct pbus_typeinfo *ti, uint32_t i, const char **ret_label,
+			     int32_t *ret_value)
+{
+	if (pbus_element_type(ti->type) != PBUS_TYPE_ENUM)
+		return -EINVAL;
+	if (i >= ti->enum_count)
+		return -ENOENT;
+	if (ret_label)
+		*ret_label = ti->enum_labels[i];
+	if (ret_value)
+		*ret_value = ti->enum_values[i];
+	return 0;
+}
+
 bool pbus_utf8_valid(const void *text, size_t n)
 {
 	const unsigned char *s = text;

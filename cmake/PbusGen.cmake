@@ -4,20 +4,27 @@
 # library target NAME-bindings to link against. The generator runs from the
 # project's venv (PBUS_PYTHON, made by `make venv`); the outputs are rebuilt
 # when the .fidl/.fdepl or the generator change.
-function(pbus_generate name fdepl prefix)
+# What a run of pbus-gen on FDEPL depends on: the .fidl/.fdepl files beside
+# it and the generator itself (into the variable named by OUT_VAR).
+function(_pbus_gen_depends fdepl out_var)
   if(NOT PBUS_PYTHON)
-    message(FATAL_ERROR "pbus_generate: PBUS_PYTHON is not set (build through the root Makefile, which makes the venv)")
+    message(FATAL_ERROR "pbus-gen: PBUS_PYTHON is not set (build through the root Makefile, which makes the venv)")
   endif()
   get_filename_component(dir ${fdepl} DIRECTORY)
   file(GLOB sources ${dir}/*.fidl ${dir}/*.fdepl)
   file(GLOB_RECURSE generator ${PROJECT_SOURCE_DIR}/gen/pbusgen/*.py ${PROJECT_SOURCE_DIR}/gen/pbusgen/templates/*
        ${PROJECT_SOURCE_DIR}/gen/pbusgen/grammar/*)
+  set(${out_var} ${sources} ${generator} PARENT_SCOPE)
+endfunction()
+
+function(pbus_generate name fdepl prefix)
+  _pbus_gen_depends(${fdepl} depends)
   set(out ${CMAKE_CURRENT_BINARY_DIR})
   add_custom_command(
     OUTPUT ${out}/${name}.pbs ${out}/${name}.h ${out}/${name}.c
     COMMAND ${PBUS_PYTHON} -m pbusgen --prefix ${prefix}
             --schema ${out}/${name}.pbs --c-header ${out}/${name}.h --c-source ${out}/${name}.c ${fdepl}
-    DEPENDS ${sources} ${generator}
+    DEPENDS ${depends}
     COMMENT "pbus-gen ${fdepl}"
     VERBATIM)
   add_library(${name}-bindings STATIC ${out}/${name}.c)
@@ -30,15 +37,12 @@ endfunction()
 # deployment whose C bindings another pbus_generate() already provides (the
 # hardware-bound variant of an instrument, for instance).
 function(pbus_generate_schema name fdepl)
-  get_filename_component(dir ${fdepl} DIRECTORY)
-  file(GLOB sources ${dir}/*.fidl ${dir}/*.fdepl)
-  file(GLOB_RECURSE generator ${PROJECT_SOURCE_DIR}/gen/pbusgen/*.py ${PROJECT_SOURCE_DIR}/gen/pbusgen/templates/*
-       ${PROJECT_SOURCE_DIR}/gen/pbusgen/grammar/*)
+  _pbus_gen_depends(${fdepl} depends)
   set(out ${CMAKE_CURRENT_BINARY_DIR})
   add_custom_command(
     OUTPUT ${out}/${name}.pbs
     COMMAND ${PBUS_PYTHON} -m pbusgen --schema ${out}/${name}.pbs ${fdepl}
-    DEPENDS ${sources} ${generator}
+    DEPENDS ${depends}
     COMMENT "pbus-gen ${fdepl}"
     VERBATIM)
   add_custom_target(${name}-schema ALL DEPENDS ${out}/${name}.pbs)

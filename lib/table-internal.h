@@ -119,6 +119,18 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 /* Wake every waiter of the table (state changes, saves). */
 void pbus_wake_all(struct pbus_table *table);
 
+/* Bump the notify word and wake everyone sleeping on it: the wake-up of a
+ * write that has waiters (§5.1), and of an interrupted watch. */
+void pbus_notify_waiters(struct pbus_table *table);
+
+/* Does anyone wait for parameter @index, or for every parameter? (After the
+ * write's fence, or under a registered writer's asymmetric handshake.) */
+static inline bool pbus_has_waiters(const struct pbus_table *table, uint32_t index)
+{
+	return __atomic_load_n(&table->waiters[index], __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&table->wake->any_waiters, __ATOMIC_RELAXED);
+}
+
 /* futex(2) on a shared 32-bit word: wait while *word == expected until the
  * absolute CLOCK_MONOTONIC @deadline_ns (negative: none); wake all. */
 int pbus_futex_wait(const uint32_t *word, uint32_t expected, int64_t deadline_ns);

@@ -92,10 +92,15 @@ void pbus_futex_wake_all(const uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-void pbus_wake_all(struct pbus_table *table)
+void pbus_notify_waiters(struct pbus_table *table)
 {
 	__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
 	pbus_futex_wake_all(&table->wake->notify);
+}
+
+void pbus_wake_all(struct pbus_table *table)
+{
+	pbus_notify_waiters(table);
 	if (table->flags & PBUS_OPEN_WRITE) {
 		/* Waiters for saves sleep on save_count; a state change must
 		 * reach them too. Only a writable mapping can bump it. */
@@ -192,8 +197,7 @@ void pbus_watch_interrupt(struct pbus_watch *watch)
 	__atomic_store_n(&watch->interrupted, 1, __ATOMIC_SEQ_CST);
 	/* Every sleeper of the instance wakes; the others find no change
 	 * and sleep again. */
-	__atomic_fetch_add(&watch->table->wake->notify, 1u, __ATOMIC_SEQ_CST);
-	pbus_futex_wake_all(&watch->table->wake->notify);
+	pbus_notify_waiters(watch->table);
 }
 
 int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)

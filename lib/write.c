@@ -103,14 +103,11 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	 * global barrier after registering; any other process fences. */
 	if (!pbus_asym_registered())
 		pbus_full_fence();
-	if (__atomic_load_n(&table->waiters[index], __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_RELAXED)) {
-		if (wake_later) {
+	if (pbus_has_waiters(table, index)) {
+		if (wake_later)
 			*wake_later = true;
-		} else {
-			__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
-			pbus_futex_wake_all(&table->wake->notify);
-		}
+		else
+			pbus_notify_waiters(table);
 	}
 	if (ret_seq)
 		*ret_seq = s + 1;
@@ -181,10 +178,8 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 			first = w->result;
 	}
 	/* One wake-up for the whole batch: a watcher finds every change. */
-	if (wake) {
-		__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
-		pbus_futex_wake_all(&table->wake->notify);
-	}
+	if (wake)
+		pbus_notify_waiters(table);
 	return first;
 }
 
@@ -213,22 +208,19 @@ static int write_scalar(struct pbus_table *table, uint32_t index, uint64_t bits,
 	unsigned char *slot = (unsigned char *)table->params[index].slot_;
 	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
 	uint64_t *writing = &table->aux[index].writing;
-	uint64_t me = pbus_thread_token_, biased = PBUS_LOCK_BIASED | me, ts, s;
+	uint64_t me = pbus_thread_token_, ts, s;
+	struct pbus_write_claim claim;
 	unsigned char *copy;
 
 	__builtin_prefetch(slot, 1, 3);
 	ts = pbus_value_clock_ns();
 	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0 ||
-			     __atomic_load_n(&head->lock, __ATOMIC_RELAXED) != biased, 0))
+			     __atomic_load_n(&head->lock, __ATOMIC_RELAXED) != (PBUS_LOCK_BIASED | me), 0))
 		return pbus_write_checked(table, index, &bits, size, ts, PBUS_STATUS_OK, NULL, NULL);
-	/* The owner's handshake (pbus_write_claim_biased()); a biased owner is
-	 * registered for membarrier(2), so the waiter check needs no fence. */
-	__atomic_store_n(writing, me, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (__builtin_expect(__atomic_load_n(&head->lock, __ATOMIC_RELAXED) != biased, 0)) {
-		__atomic_store_n(writing, 0, __ATOMIC_RELEASE);
+	/* The owner's handshake; a biased owner is registered for
+	 * membarrier(2), so the waiter check below needs no fence. */
+	if (__builtin_expect(!pbus_write_claim_biased(&claim, &head->lock, writing, me), 0))
 		return pbus_write_checked(table, index, &bits, size, ts, PBUS_STATUS_OK, NULL, NULL);
-	}
 	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
 	copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
 	PBUS_WRITE_FENCE_();
@@ -240,12 +232,9 @@ static int write_scalar(struct pbus_table *table, uint32_t index, uint64_t bits,
 	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_VALUE_OFFSET), bits,
 			 PBUS_DATA_STORE_ORDER_);
 	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(writing, 0, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&table->waiters[index], __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&table->wake->any_waiters, __ATOMIC_RELAXED)) {
-		__atomic_fetch_add(&table->wake->notify, 1u, __ATOMIC_SEQ_CST);
-		pbus_futex_wake_all(&table->wake->notify);
-	}
+	pbus_write_release(&claim);
+	if (pbus_has_waiters(table, index))
+		pbus_notify_waiters(table);
 	return 0;
 }
 

@@ -103,17 +103,11 @@ static uint64_t reanchor(struct pbus_clock_anchor *a)
 {
 	uint64_t ns = 0, tsc = 0;
 	double r = rate();
+	/* A pair too wide is no anchor: use the clock's own reading this
+	 * once, and try again next time. */
+	bool good = read_pair(&tsc, &ns);
 
-	if (!read_pair(&tsc, &ns)) {
-		/* Use the clock's own reading this once, and try again next
-		 * time. */
-		a->tsc = 0;
-		if (ns < a->last_ns && a->last_ns - ns < MAX_SMOOTHING_NS)
-			ns = a->last_ns;
-		a->last_ns = ns;
-		return ns;
-	}
-	if (r == 0) {
+	if (good && r == 0) {
 		pthread_mutex_lock(&calib_lock);
 		if (calib_tsc == 0 || tsc < calib_tsc || ns < calib_ns) {
 			calib_tsc = tsc;
@@ -128,9 +122,9 @@ static uint64_t reanchor(struct pbus_clock_anchor *a)
 	 * a large one is the clock being set, which we follow. */
 	if (ns < a->last_ns && a->last_ns - ns < MAX_SMOOTHING_NS)
 		ns = a->last_ns;
-	a->tsc = r > 0 ? tsc : 0;
+	a->tsc = good && r > 0 ? tsc : 0;
 	a->ns = ns;
-	a->period_ticks = r > 0 ? (uint64_t)(ANCHOR_PERIOD_NS / r) : 0;
+	a->period_ticks = good && r > 0 ? (uint64_t)(ANCHOR_PERIOD_NS / r) : 0;
 	a->last_ns = ns;
 	return ns;
 }

@@ -479,8 +479,11 @@ static uint64_t writing_word(const struct pbus_table *t, const struct pbus_param
 	return __atomic_load_n(&t->aux[p->index_].writing, __ATOMIC_ACQUIRE);
 }
 
+/* Another thread that writes @param once: @value, @length bytes. */
 struct revoker_arg {
 	const struct pbus_param *param;
+	const void *value;
+	size_t length;
 	uint64_t token;
 	int result;
 };
@@ -490,16 +493,7 @@ static void *revoker(void *arg)
 	struct revoker_arg *a = arg;
 
 	a->token = pbus_thread_token();
-	a->result = pbus_param_set_float(a->param, 2.5f);
-	return NULL;
-}
-
-static void *revoker_u8(void *arg)
-{
-	struct revoker_arg *a = arg;
-
-	a->token = pbus_thread_token();
-	a->result = pbus_param_set_uint8(a->param, 2);
+	a->result = pbus_param_set(a->param, a->value, a->length);
 	return NULL;
 }
 
@@ -509,6 +503,8 @@ static void writer_bias_and_revocation(void)
 	const struct pbus_param *p, *q;
 	struct revoker_arg arg = {0};
 	uint64_t me = pbus_thread_token();
+	const float f25 = 2.5f;
+	const uint8_t u8 = 2;
 	pthread_t th;
 	float f = 0;
 
@@ -534,7 +530,7 @@ static void writer_bias_and_revocation(void)
 	CHECK(f == 1.5f);
 	CHECK_EQ_INT(pbus_param_seq(p), 3);
 	/* A second thread revokes it: the word becomes SHARED. */
-	arg.param = p;
+	arg = (struct revoker_arg){.param = p, .value = &f25, .length = sizeof(f25)};
 	pthread_create(&th, NULL, revoker, &arg);
 	pthread_join(th, NULL);
 	CHECK_EQ_INT(arg.result, 0);
@@ -559,8 +555,8 @@ static void writer_bias_and_revocation(void)
 	 * written through pbusd's table from another thread. */
 	CHECK_EQ_INT(pbus_param_set_uint8(find(w, "u8"), 1), 0);
 	CHECK(lock_word(find(w, "u8")) == (PBUS_LOCK_BIASED | me));
-	arg.param = find(owner, "u8");
-	pthread_create(&th, NULL, revoker_u8, &arg);
+	arg = (struct revoker_arg){.param = find(owner, "u8"), .value = &u8, .length = 1};
+	pthread_create(&th, NULL, revoker, &arg);
 	pthread_join(th, NULL);
 	CHECK_EQ_INT(arg.result, 0);
 	CHECK(lock_word(find(w, "u8")) == PBUS_LOCK_SHARED);

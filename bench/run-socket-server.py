@@ -20,9 +20,14 @@ ping-pong, and writes build/bench/socket-server.json:
                operations per second of all four; batched_vs_unbatched;
   60 Hz        the four at 60 iterations per second for 10 s, pbusd's CPU%
                (all its threads, from schedstat): each client one request
-               per iteration (server_cpu_percent_60hz), and beside it the
-               Displayers subscribed (at most 60 notifications a second)
-               and everything unbatched, as the study did;
+               per iteration (server_cpu_percent_60hz), 3 rounds (1 with
+               --quick) interleaved with the same I/O against a raw
+               epoll server that only reads each request and writes a
+               reply of the same size (raw_server_cpu_percent_60hz: the
+               limit of this path; server_cpu_60hz_vs_raw = raw / pbusd);
+               and beside them the Displayers subscribed (at most 60
+               notifications a second) and everything unbatched, as the
+               study did;
   load         64 clients, each subscribing to all parameters and writing
                its own 100 times a second for 60 s: errors, views that
                differ from the table at the end, pbusd's RSS growth after
@@ -77,16 +82,7 @@ class Pbusd:
             os.sched_setaffinity(int(tid), cpus)
 
     def cpu_ns(self):
-        """CPU time of all of pbusd's threads in ns (schedstat: finer than
-        the 10 ms ticks of /proc/PID/stat)."""
-        total = 0
-        for tid in os.listdir(f"/proc/{self.proc.pid}/task"):
-            try:
-                with open(f"/proc/{self.proc.pid}/task/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except OSError:
-                pass
-        return total
+        return sched_ns(self.proc.pid)
 
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -164,6 +160,62 @@ def four(exe, d, env, mode, seconds, hz=0):
     return {n: o["ops_per_s"] for n, o in zip(names, outs)}, cpu
 
 
+def sched_ns(pid):
+    """CPU time of all threads of @pid in ns (schedstat: finer than the 10 ms
+    ticks of /proc/PID/stat)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
+def server_bytes(build, d, env):
+    """[bytes received, bytes sent] by pbusd since it started (its STATS)."""
+    p = subprocess.run([os.path.join(build, "tools", "pbus"), "-i", d.instance, "stat", "--json"],
+                       capture_output=True, text=True, env=env, timeout=30)
+    if p.returncode != 0:
+        raise SystemExit(f"run-socket-server: pbus stat failed: {p.stderr.strip()}")
+    st = json.loads(p.stdout)
+    return [st["bytes_in"], st["bytes_out"]]
+
+
+# The frames of one iteration of the batched four (docs/socket-protocol.md
+# §2-3): request and reply bytes of a GET of 201 parameters (200 doubles and
+# the 64-byte rec), a SET of 201 and a SET of 3.
+GET_ALL = (12 + 4 + 201 * 4, 12 + 4 + 200 * (28 + 8) + (28 + 64))
+SET_ALL = (12 + 4 + 200 * (8 + 8) + (8 + 64), 12 + 4 + 4 + 201 * 12)
+SET_3 = (12 + 4 + 2 * (8 + 8) + (8 + 64), 12 + 4 + 4 + 3 * 12)
+
+
+def raw_four(exe, tmp, seconds, hz):
+    """The batched four's I/O against the raw multiplexing server: its CPU%
+    and [bytes received, bytes sent]."""
+    path = os.path.join(tmp, "raw-mux.sock")
+    srv = subprocess.Popen([exe, "raw-mux-server", path], stdout=subprocess.PIPE, text=True)
+    io = [0, 0]
+    try:
+        srv.stdout.readline()
+        t0, c0 = time.monotonic(), sched_ns(srv.pid)
+        procs = [subprocess.Popen([exe, "raw-hz-client", path, str(req), str(rep), str(seconds), str(hz)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for req, rep in (GET_ALL, GET_ALL, SET_ALL, SET_3)]
+        for p in procs:
+            out, err = p.communicate(timeout=seconds + 60)
+            if p.returncode != 0:
+                raise SystemExit(f"run-socket-server: raw-hz-client failed: {err.strip()}")
+            o = json.loads(out.strip().splitlines()[-1])
+            io = [io[0] + o["bytes_sent"], io[1] + o["bytes_received"]]
+        cpu = (sched_ns(srv.pid) - c0) / 1e9 / (time.monotonic() - t0) * 100
+    finally:
+        srv.kill()
+        srv.wait()
+    return cpu, io
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
@@ -202,13 +254,33 @@ def main():
             total = {m: sum(v for k, v in runs[m].items() if k != "pbusd_cpu_percent") for m in runs}
             result["batched_vs_unbatched"] = round(total["batched"] / total["unbatched"], 2)
             hz_seconds = 3 if args.quick else 10
-            for mode in ("subscribed", "batched", "unbatched"):
+            for mode in ("subscribed", "unbatched"):
                 ops, cpu = four(exe, d, env, mode, hz_seconds, 60)
                 result[f"cpu_60hz_{mode}"] = {"pbusd_cpu_percent": round(cpu, 2), "ops_per_s": ops}
                 log(f"60 Hz {mode}: pbusd {cpu:.2f} % CPU")
             # The key: the four polling as the study's did, but one request
-            # per iteration; subscribed displays beside it.
-            result["server_cpu_percent_60hz"] = result["cpu_60hz_batched"]["pbusd_cpu_percent"]
+            # per iteration, side by side with the raw server doing the same
+            # I/O (interleaved rounds, medians).
+            hz = {"pbusd": [], "raw": [], "pbusd_bytes": [], "raw_bytes": []}
+            for r in range(1 if args.quick else 3):
+                for who in (("pbusd", "raw") if r % 2 == 0 else ("raw", "pbusd")):
+                    if who == "pbusd":
+                        io0 = server_bytes(build, d, env)
+                        ops, cpu = four(exe, d, env, "batched", hz_seconds, 60)
+                        io = [b - a for a, b in zip(io0, server_bytes(build, d, env))]
+                    else:
+                        cpu, io = raw_four(exe, tmp, hz_seconds, 60)
+                    hz[who].append(round(cpu, 2))
+                    hz[who + "_bytes"].append(io)
+                    log(f"60 Hz batched, round {r + 1}: {who} {cpu:.2f} % CPU, "
+                        f"{io[0] / hz_seconds / 1024:.0f} KiB/s in, {io[1] / hz_seconds / 1024:.0f} KiB/s out")
+            result["cpu_60hz_batched"] = {"pbusd_cpu_percent": statistics.median(hz["pbusd"]),
+                                          "raw_server_cpu_percent": statistics.median(hz["raw"]),
+                                          "rounds": hz}
+            result["server_cpu_percent_60hz"] = statistics.median(hz["pbusd"])
+            result["raw_server_cpu_percent_60hz"] = statistics.median(hz["raw"])
+            result["server_cpu_60hz_vs_raw"] = round(statistics.median(hz["raw"]) /
+                                                     statistics.median(hz["pbusd"]), 3)
             result["server_cpu_percent_60hz_subscribed"] = result["cpu_60hz_subscribed"]["pbusd_cpu_percent"]
         seconds = min(args.load_seconds, 10) if args.quick else args.load_seconds
         warm = min(5.0, seconds / 4)
@@ -241,7 +313,8 @@ def main():
     with open(os.path.join(outdir, name), "w") as f:
         json.dump(result, f, indent=2)
     keys = ["roundtrip_vs_raw_uds", "roundtrip_vs_raw_uds_cross_cpu", "batched_vs_unbatched",
-            "server_cpu_percent_60hz", "server_cpu_percent_60hz_subscribed", "load_clients",
+            "server_cpu_percent_60hz", "raw_server_cpu_percent_60hz", "server_cpu_60hz_vs_raw",
+            "server_cpu_percent_60hz_subscribed", "load_clients",
             "load_errors", "load_rss_growth_kib"]
     print(json.dumps({k: result[k] for k in keys if k in result}, indent=2))
     return status

@@ -10,6 +10,14 @@
  *                                    bytes read, REP bytes written back
  *   raw-client PATH REQ REP N        N round trips against raw-server; prints
  *                                    {"ns_per_op": ...}
+ *   raw-mux-server PATH              the raw server of the 60 Hz run: one
+ *                                    epoll loop over any number of clients;
+ *                                    a request [u32 length][u32 reply
+ *                                    length][bytes] gets a reply that long
+ *   raw-hz-client PATH REQ REP SECONDS HZ
+ *                                    REQ-byte requests, REP-byte replies,
+ *                                    HZ a second; prints {"iterations": ...,
+ *                                    "bytes_sent": ..., "bytes_received": ...}
  *   get-rtt INSTANCE N               N single-parameter GETs through the
  *                                    client library, one at a time
  *   displayer INSTANCE MODE SECONDS [HZ]
@@ -36,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -116,6 +125,126 @@ static int raw_client(const char *path, size_t req, size_t rep, long n)
 		if (full_io(fd, out, req, true) < 0 || full_io(fd, in, rep, false) < 0)
 			die("raw-client", errno);
 	printf("{\"ns_per_op\": %.1f}\n", (double)(now_ns() - t0) / (double)n);
+	close(fd);
+	return 0;
+}
+
+/*
+ * The raw pair of the 60 Hz run: the least a server of this shape can do.
+ * raw-mux-server serves any number of clients from one epoll loop, as pbusd
+ * does; a request is a frame [u32 length][u32 reply length][bytes], and the
+ * reply is that many bytes. raw-hz-client sends frames of REQ bytes and
+ * reads replies of REP bytes at HZ for SECONDS.
+ */
+#define RAW_FRAME_MAX 65536
+
+struct raw_conn {
+	int fd;
+	size_t have;
+	unsigned char buf[RAW_FRAME_MAX];
+};
+
+static void raw_conn_read(int ep, struct raw_conn *c)
+{
+	static unsigned char reply[RAW_FRAME_MAX];
+	ssize_t n = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have, MSG_DONTWAIT);
+	uint32_t len, rep;
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+		free(c);
+		return;
+	}
+	if (n < 0)
+		return;
+	c->have += (size_t)n;
+	while (c->have >= 8) {
+		memcpy(&len, c->buf, 4);
+		memcpy(&rep, c->buf + 4, 4);
+		if (len < 8 || len > RAW_FRAME_MAX || rep < 4 || rep > RAW_FRAME_MAX)
+			die("raw-mux-server: bad frame", EPROTO);
+		if (c->have < len)
+			break;
+		memcpy(reply, &rep, 4);
+		if (full_io(c->fd, reply, rep, true) < 0)
+			die("raw-mux-server: send", errno);
+		memmove(c->buf, c->buf + len, c->have - len);
+		c->have -= len;
+	}
+}
+
+static int raw_mux_server(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0), ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	unlink(path);
+	if (fd < 0 || ep < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(fd, 64) < 0 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		die("raw-mux-server", errno);
+	printf("{\"listening\": true}\n");
+	fflush(stdout);
+	for (;;) {
+		struct epoll_event events[32];
+		int n = epoll_wait(ep, events, 32, -1);
+
+		if (n < 0 && errno != EINTR)
+			die("raw-mux-server: epoll_wait", errno);
+		for (int i = 0; i < n; i++) {
+			struct raw_conn *c = events[i].data.ptr;
+			int cfd;
+
+			if (c) {
+				raw_conn_read(ep, c);
+				continue;
+			}
+			while ((cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
+				c = calloc(1, sizeof(*c));
+				if (!c)
+					die("raw-mux-server", ENOMEM);
+				c->fd = cfd;
+				ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = c};
+				epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &ev);
+			}
+		}
+	}
+	return 0; /* not reached: the runner kills the server */
+}
+
+static void pace(int64_t *next, double hz);
+
+static int raw_hz_client(const char *path, size_t req, size_t rep, double seconds, double hz)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	static unsigned char in[RAW_FRAME_MAX], out[RAW_FRAME_MAX];
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	int64_t start, end, next;
+	uint32_t len = (uint32_t)req, want = (uint32_t)rep;
+	long iterations = 0;
+
+	if (req < 8 || req > RAW_FRAME_MAX || rep < 4 || rep > RAW_FRAME_MAX)
+		die("raw-hz-client: sizes", EINVAL);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	for (int tries = 0; connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0; tries++) {
+		if (tries > 200)
+			die("raw-hz-client connect", errno);
+		usleep(10000);
+	}
+	memcpy(out, &len, 4);
+	memcpy(out + 4, &want, 4);
+	start = next = now_ns();
+	end = start + (int64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		if (full_io(fd, out, req, true) < 0 || full_io(fd, in, rep, false) < 0)
+			die("raw-hz-client", errno);
+		iterations++;
+		pace(&next, hz);
+	}
+	printf("{\"iterations\": %ld, \"seconds\": %.3f, \"bytes_sent\": %ld, \"bytes_received\": %ld}\n",
+	       iterations, (double)(now_ns() - start) / 1e9, iterations * (long)req, iterations * (long)rep);
 	close(fd);
 	return 0;
 }
@@ -412,6 +541,11 @@ int main(int argc, char **argv)
 		return raw_server(argv[2], (size_t)atol(argv[3]), (size_t)atol(argv[4]));
 	if (argc >= 6 && !strcmp(argv[1], "raw-client"))
 		return raw_client(argv[2], (size_t)atol(argv[3]), (size_t)atol(argv[4]), atol(argv[5]));
+	if (argc >= 3 && !strcmp(argv[1], "raw-mux-server"))
+		return raw_mux_server(argv[2]);
+	if (argc >= 7 && !strcmp(argv[1], "raw-hz-client"))
+		return raw_hz_client(argv[2], (size_t)atol(argv[3]), (size_t)atol(argv[4]), atof(argv[5]),
+				     atof(argv[6]));
 	if (argc >= 4 && !strcmp(argv[1], "get-rtt"))
 		return get_rtt(argv[2], atol(argv[3]));
 	if (argc >= 5 && !strcmp(argv[1], "displayer"))

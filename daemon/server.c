@@ -578,9 +578,11 @@ static void collect_changes(struct server *s)
 
 /* --- requests ----------------------------------------------------------------- */
 
+/* (The table's resolved parameter, which the read touches anyway, carries
+ * the descriptor's flags.) */
 static bool readable(const struct server *s, uint32_t index)
 {
-	return !(s->schema->params[index].ti.flags & PBUS_PARAM_NOREAD);
+	return !(s->params[index]->flags_ & PBUS_PARAM_NOREAD);
 }
 
 static void handle_hello(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)

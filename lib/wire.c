@@ -9,6 +9,30 @@
 
 #include "wire-internal.h"
 
+/* Little-endian stores and loads of @n = 1..8 bytes, whatever the host. */
+static inline void store_le(unsigned char *p, uint64_t v, unsigned n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, n);
+#else
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+#endif
+}
+
+static inline uint64_t load_le(const unsigned char *p, unsigned n)
+{
+	uint64_t v = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, p, n);
+#else
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+#endif
+	return v;
+}
+
 const char *pbus_wire_type_name(unsigned type)
 {
 	static const char *const names[] = {
@@ -20,16 +44,6 @@ const char *pbus_wire_type_name(unsigned type)
 	return type >= 1 && type <= PBUS_WIRE_TYPE_MAX ? names[type] : "unknown";
 }
 
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint16_t le16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
 int pbus_wire_header_parse(const void *data, size_t avail, uint32_t max_frame,
 			   struct pbus_wire_header *h)
 {
@@ -37,10 +51,10 @@ int pbus_wire_header_parse(const void *data, size_t avail, uint32_t max_frame,
 
 	if (avail < PBUS_WIRE_HEADER_SIZE)
 		return 0;
-	h->length = le32(p);
-	h->type = le16(p + 4);
-	h->flags = le16(p + 6);
-	h->id = le32(p + 8);
+	h->length = (uint32_t)load_le(p, 4);
+	h->type = (uint16_t)load_le(p + 4, 2);
+	h->flags = (uint16_t)load_le(p + 6, 2);
+	h->id = (uint32_t)load_le(p + 8, 4);
 	if (h->length > max_frame)
 		return -EMSGSIZE;
 	if (h->length < PBUS_WIRE_HEADER_SIZE || h->flags != 0 || h->type < 1 ||
@@ -67,34 +81,41 @@ void pbus_wire_buf_consume(struct pbus_wire_buf *b, size_t n)
 	b->size -= n;
 }
 
-static unsigned char *room(struct pbus_wire_buf *b, size_t n)
+static unsigned char *grow(struct pbus_wire_buf *b, size_t n)
 {
+	size_t capacity = b->capacity ? b->capacity : 256;
+	unsigned char *data;
+
 	if (b->failed)
 		return NULL;
-	if (b->size + n > b->capacity) {
-		size_t capacity = b->capacity ? b->capacity : 256;
-		unsigned char *data;
-
-		while (capacity < b->size + n)
-			capacity *= 2;
-		data = realloc(b->data, capacity);
-		if (!data) {
-			b->failed = true;
-			return NULL;
-		}
-		b->data = data;
-		b->capacity = capacity;
+	while (capacity < b->size + n)
+		capacity *= 2;
+	data = realloc(b->data, capacity);
+	if (!data) {
+		b->failed = true;
+		return NULL;
 	}
+	b->data = data;
+	b->capacity = capacity;
 	b->size += n;
 	return b->data + b->size - n;
 }
 
-static void put_le(struct pbus_wire_buf *b, uint64_t v, unsigned n)
+/* @n more bytes at the end of @b, or NULL once an allocation failed. */
+static inline unsigned char *room(struct pbus_wire_buf *b, size_t n)
+{
+	if (__builtin_expect(b->failed || b->size + n > b->capacity, 0))
+		return grow(b, n);
+	b->size += n;
+	return b->data + b->size - n;
+}
+
+static inline void put_le(struct pbus_wire_buf *b, uint64_t v, unsigned n)
 {
 	unsigned char *p = room(b, n);
 
-	for (unsigned i = 0; p && i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
+	if (p)
+		store_le(p, v, n);
 }
 
 size_t pbus_wire_begin(struct pbus_wire_buf *b, unsigned type, uint32_t id)
@@ -138,12 +159,17 @@ void pbus_wire_str(struct pbus_wire_buf *b, const char *s, size_t n)
 void pbus_wire_value(struct pbus_wire_buf *b, uint32_t index, uint32_t status,
 		     uint64_t timestamp_ns, uint64_t seq, const void *value, uint32_t length)
 {
-	pbus_wire_u32(b, index);
-	pbus_wire_u32(b, status);
-	pbus_wire_u64(b, timestamp_ns);
-	pbus_wire_u64(b, seq);
-	pbus_wire_u32(b, length);
-	pbus_wire_bytes(b, value, length);
+	unsigned char *p = room(b, 28 + (size_t)length);
+
+	if (!p)
+		return;
+	store_le(p, index, 4);
+	store_le(p + 4, status, 4);
+	store_le(p + 8, timestamp_ns, 8);
+	store_le(p + 16, seq, 8);
+	store_le(p + 24, length, 4);
+	if (length)
+		memcpy(p + 28, value, length);
 }
 
 int pbus_wire_end(struct pbus_wire_buf *b, size_t start)
@@ -158,8 +184,7 @@ int pbus_wire_end(struct pbus_wire_buf *b, size_t start)
 		return -ENOMEM;
 	}
 	length = b->size - start;
-	for (unsigned i = 0; i < 4; i++)
-		b->data[start + i] = (unsigned char)(length >> (8 * i));
+	store_le(b->data + start, length, 4);
 	return 0;
 }
 
@@ -172,11 +197,11 @@ void pbus_wire_cancel(struct pbus_wire_buf *b, size_t start)
 
 /* --- reading -------------------------------------------------------------- */
 
-static const unsigned char *take(struct pbus_wire_reader *r, size_t n)
+static inline const unsigned char *take(struct pbus_wire_reader *r, size_t n)
 {
 	const unsigned char *p = r->p;
 
-	if (r->bad || (size_t)(r->end - r->p) < n) {
+	if (__builtin_expect(r->bad || (size_t)(r->end - r->p) < n, 0)) {
 		r->bad = true;
 		return NULL;
 	}
@@ -184,14 +209,11 @@ static const unsigned char *take(struct pbus_wire_reader *r, size_t n)
 	return p;
 }
 
-static uint64_t get_le(struct pbus_wire_reader *r, unsigned n)
+static inline uint64_t get_le(struct pbus_wire_reader *r, unsigned n)
 {
 	const unsigned char *p = take(r, n);
-	uint64_t v = 0;
 
-	for (unsigned i = 0; p && i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
+	return p ? load_le(p, n) : 0;
 }
 
 uint16_t pbus_wire_get_u16(struct pbus_wire_reader *r) { return (uint16_t)get_le(r, 2); }

@@ -343,44 +343,46 @@ static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsign
 {
 	const unsigned char *slot = param->slot_;
 	const uint64_t *seqp = (const uint64_t *)(const void *)(slot + PBUS_SLOT_SEQ_OFFSET);
+	uint64_t s1, v64 = 0, retry;
+	const unsigned char *copy;
+	const void *value;
+	uint8_t v8 = 0;
+	uint16_t v16 = 0;
+	uint32_t v32 = 0, status;
+	int r;
 
 	if (param->type_ != type)
 		return -EINVAL;
-	for (unsigned tries = 1;; tries++) {
-		uint64_t s1 = __atomic_load_n(seqp, __ATOMIC_ACQUIRE);
-		const unsigned char *copy =
-			slot + PBUS_SLOT_COPY0_OFFSET + (s1 & 1u) * PBUS_SCALAR_COPY_STRIDE;
-		const void *value = copy + PBUS_COPY_VALUE_OFFSET;
-		uint8_t v8 = 0;
-		uint16_t v16 = 0;
-		uint32_t v32 = 0, status;
-		uint64_t v64 = 0;
-
-		switch (size) {
-		case 1: v8 = __atomic_load_n((const uint8_t *)value, PBUS_DATA_LOAD_ORDER_); break;
-		case 2: v16 = __atomic_load_n((const uint16_t *)value, PBUS_DATA_LOAD_ORDER_); break;
-		case 4: v32 = __atomic_load_n((const uint32_t *)value, PBUS_DATA_LOAD_ORDER_); break;
-		default: v64 = __atomic_load_n((const uint64_t *)value, PBUS_DATA_LOAD_ORDER_); break;
-		}
-		status = __atomic_load_n((const uint32_t *)(const void *)(copy + PBUS_COPY_STATUS_OFFSET),
-					 PBUS_DATA_LOAD_ORDER_);
-		PBUS_READ_FENCE_();
-		if (__builtin_expect(__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1, 0)) {
-			/* A write completed meanwhile: this copy may be reused. After
-			 * a few misses, the out-of-line reader takes a reader's turn
-			 * (docs/segment-format.md §4.5), so no writer can starve us. */
-			if (tries == 4)
-				return pbus_param_read(param, ret, size, (struct pbus_sample *)0);
-			continue;
-		}
-		switch (size) {
-		case 1: __builtin_memcpy(ret, &v8, 1); break;
-		case 2: __builtin_memcpy(ret, &v16, 2); break;
-		case 4: __builtin_memcpy(ret, &v32, 4); break;
-		default: __builtin_memcpy(ret, &v64, 8); break;
-		}
-		return (int)status;
+	s1 = __atomic_load_n(seqp, __ATOMIC_ACQUIRE);
+	copy = slot + PBUS_SLOT_COPY0_OFFSET + (s1 & 1u) * PBUS_SCALAR_COPY_STRIDE;
+	value = copy + PBUS_COPY_VALUE_OFFSET;
+	switch (size) {
+	case 1: v8 = __atomic_load_n((const uint8_t *)value, PBUS_DATA_LOAD_ORDER_); break;
+	case 2: v16 = __atomic_load_n((const uint16_t *)value, PBUS_DATA_LOAD_ORDER_); break;
+	case 4: v32 = __atomic_load_n((const uint32_t *)value, PBUS_DATA_LOAD_ORDER_); break;
+	default: v64 = __atomic_load_n((const uint64_t *)value, PBUS_DATA_LOAD_ORDER_); break;
 	}
+	status = __atomic_load_n((const uint32_t *)(const void *)(copy + PBUS_COPY_STATUS_OFFSET),
+				 PBUS_DATA_LOAD_ORDER_);
+	PBUS_READ_FENCE_();
+	if (__builtin_expect(__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1, 0)) {
+		/* A write completed meanwhile: this copy may be reused. The
+		 * out-of-line reader retries, and after a few misses takes a
+		 * reader's turn (docs/segment-format.md §4.5), so no writer can
+		 * starve it. It reads into a variable of its own, so that the
+		 * caller's stays in a register on this path. */
+		r = pbus_param_read(param, &retry, size, (struct pbus_sample *)0);
+		if (r >= 0)
+			__builtin_memcpy(ret, &retry, size);
+		return r;
+	}
+	switch (size) {
+	case 1: __builtin_memcpy(ret, &v8, 1); break;
+	case 2: __builtin_memcpy(ret, &v16, 2); break;
+	case 4: __builtin_memcpy(ret, &v32, 4); break;
+	default: __builtin_memcpy(ret, &v64, 8); break;
+	}
+	return (int)status;
 }
 
 static inline int pbus_param_get_bool(const struct pbus_param *param, bool *ret)

@@ -578,8 +578,10 @@ static void collect_changes(struct server *s)
 
 /* --- requests ----------------------------------------------------------------- */
 
-/* (The table's resolved parameter, which the read touches anyway, carries
- * the descriptor's flags.) */
+/* The flags checked per request come from the table's resolved parameters
+ * (the descriptor's flags), which the read or write touches anyway, rather
+ * than from the schema's larger records: at 60 requests a second every
+ * line touched is a cache miss. */
 static bool readable(const struct server *s, uint32_t index)
 {
 	return !(s->params[index]->flags_ & PBUS_PARAM_NOREAD);
@@ -702,7 +704,7 @@ static void send_set_reply(struct client *c, uint32_t id, int result, size_t cou
 /* May @c write parameter @index? 0, -EACCES (read-only) or -EPERM. */
 static int write_right(const struct server *s, const struct client *c, uint32_t index)
 {
-	if (s->schema->params[index].ti.flags & PBUS_PARAM_READONLY)
+	if (s->params[index]->flags_ & PBUS_PARAM_READONLY)
 		return -EACCES;
 	if (c->privileged)
 		return 0;
@@ -783,7 +785,7 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 		for (uint32_t k = 0; k < count; k++) {
 			results[k] = writes[k].result;
 			seqs[k] = first == 0 ? writes[k].seq : 0;
-			if (s->schema->params[writes[k].index].ti.flags & PBUS_PARAM_PERSISTENT)
+			if (s->params[writes[k].index]->flags_ & PBUS_PARAM_PERSISTENT)
 				persistent = true;
 		}
 	} else {
@@ -819,7 +821,7 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 		ack->indexes[k] = writes[k].index;
 		ack->results[k] = results[k];
 		ack->seqs[k] = seqs[k];
-		if (s->schema->params[writes[k].index].ti.flags & PBUS_PARAM_PERSISTENT)
+		if (s->params[writes[k].index]->flags_ & PBUS_PARAM_PERSISTENT)
 			ack->wait_seqs[k] = seqs[k];
 	}
 	*c->acks_tail = ack;

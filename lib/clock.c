@@ -12,6 +12,8 @@
  *
  *   ns = anchor_ns + (tsc - anchor_tsc) * ns_per_tick
  *
+ * in 32.32 fixed point (an integer multiply and shift: the conversions to
+ * and from floating point cost as much as the rest of the formula).
  * ns_per_tick is measured once per process over the first 10 ms of use
  * (until then every call takes the pair). The error of an extrapolation is
  * at most the rate's error over one millisecond: the measurement's own
@@ -46,12 +48,12 @@
 static bool tsc_usable;
 static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
 /* The first (TSC, ns) pair of the process; the rate measured from it is
- * pbus_clock_rate_ (ns per tick, 0 until measured). */
+ * ns_per_tick (ns per tick, 0 until measured). */
 static uint64_t calib_tsc, calib_ns;
 static pthread_mutex_t calib_lock = PTHREAD_MUTEX_INITIALIZER;
 
 __thread struct pbus_clock_anchor pbus_clock_anchor_ __attribute__((tls_model("initial-exec")));
-double pbus_clock_rate_;
+static double ns_per_tick; /* measured once per process, 0 until then */
 
 static void check_clocksource(void)
 {
@@ -73,7 +75,7 @@ static double rate(void)
 {
 	double r;
 
-	__atomic_load(&pbus_clock_rate_, &r, __ATOMIC_ACQUIRE);
+	__atomic_load(&ns_per_tick, &r, __ATOMIC_ACQUIRE);
 	return r;
 }
 
@@ -114,7 +116,7 @@ static uint64_t reanchor(struct pbus_clock_anchor *a)
 			calib_ns = ns;
 		} else if (ns - calib_ns >= CALIBRATION_NS) {
 			r = (double)(ns - calib_ns) / (double)(tsc - calib_tsc);
-			__atomic_store(&pbus_clock_rate_, &r, __ATOMIC_RELEASE);
+			__atomic_store(&ns_per_tick, &r, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&calib_lock);
 	}
@@ -125,6 +127,7 @@ static uint64_t reanchor(struct pbus_clock_anchor *a)
 	a->tsc = good && r > 0 ? tsc : 0;
 	a->ns = ns;
 	a->period_ticks = good && r > 0 ? (uint64_t)(ANCHOR_PERIOD_NS / r) : 0;
+	a->mult = good && r > 0 ? (uint64_t)(r * 4294967296.0) : 0;
 	a->last_ns = ns;
 	return ns;
 }

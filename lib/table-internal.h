@@ -71,6 +71,12 @@ static inline void pbus_full_fence(void)
 }
 #endif
 
+/* A private flag in struct pbus_param's flags_ (beside the descriptor's, which
+ * use bits 0-7): a number without limits, so that every bit pattern of its
+ * size is a value and a typed setter, which passes that size, needs no value
+ * check (pbus_value_check() would return 0). */
+#define PBUS_PARAM_ANY_BITS_ (1u << 15)
+
 /* Is @name a valid instance name? */
 bool pbus_instance_name_valid(const char *name);
 
@@ -142,18 +148,19 @@ uint64_t pbus_realtime_ns(void);
 /*
  * CLOCK_REALTIME in ns for a value's timestamp, within 1 us of
  * pbus_realtime_ns() and much cheaper where the TSC can be read (clock.c):
- * the inline part extrapolates from the thread's anchor, clock.c takes
- * anchors and measures the rate.
+ * the inline part extrapolates from the thread's anchor in fixed point,
+ * clock.c takes anchors and measures the rate.
  */
 struct pbus_clock_anchor {
 	uint64_t tsc, ns;        /* tsc 0: none yet */
-	uint64_t period_ticks;   /* refresh after this many ticks */
+	uint64_t period_ticks;   /* refresh after this many ticks (about 1 ms) */
+	uint64_t mult;           /* ns per tick << 32 (so that ticks within a
+				  * period times mult stay below 2^53) */
 	uint64_t last_ns;        /* the thread's latest timestamp */
 };
 
 extern __thread struct pbus_clock_anchor pbus_clock_anchor_
 	__attribute__((tls_model("initial-exec")));
-extern double pbus_clock_rate_;
 uint64_t pbus_value_clock_slow_(void);
 
 static inline uint64_t pbus_value_clock_ns(void)
@@ -165,11 +172,7 @@ static inline uint64_t pbus_value_clock_ns(void)
 		uint64_t delta = __builtin_ia32_rdtsc() - a->tsc;
 
 		if (__builtin_expect(delta < a->period_ticks, 1)) {
-			double rate;
-			uint64_t ns;
-
-			__atomic_load(&pbus_clock_rate_, &rate, __ATOMIC_RELAXED);
-			ns = a->ns + (uint64_t)((double)delta * rate);
+			uint64_t ns = a->ns + ((delta * a->mult) >> 32);
 
 			if (ns > a->last_ns)
 				a->last_ns = ns;

@@ -94,7 +94,10 @@ int pbus_table_resolve(struct pbus_table *t)
 		p->index_ = i;
 		p->type_ = d->type;
 		p->copy_count_ = (uint8_t)d->copy_count;
-		p->flags_ = d->flags;
+		p->flags_ = (uint16_t)d->flags;
+		if (d->type >= PBUS_TYPE_INT8 && d->type <= PBUS_TYPE_DOUBLE &&
+		    !(d->flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX)))
+			p->flags_ |= PBUS_PARAM_ANY_BITS_;
 		p->table_ = t;
 		ti->type = d->type;
 		ti->flags = d->flags;

@@ -252,9 +252,11 @@ static int set_typed(const struct pbus_param *param, unsigned type, const void *
 	r = check_access(table, param->index_);
 	if (r < 0)
 		return r;
-	r = pbus_value_check(&table->types[param->index_], value, length);
-	if (r < 0)
-		return r;
+	if (!(param->flags_ & PBUS_PARAM_ANY_BITS_)) {
+		r = pbus_value_check(&table->types[param->index_], value, length);
+		if (r < 0)
+			return r;
+	}
 	if (table_gone(table))
 		return -ESTALE;
 	if (type != PBUS_TYPE_STRING && type != PBUS_TYPE_BYTES) {

@@ -73,7 +73,7 @@ struct pbus_param {
 	uint32_t index_;
 	uint8_t type_;
 	uint8_t copy_count_;        /* 2 (always, for scalars) or 4 */
-	uint16_t flags_;
+	uint16_t flags_;            /* the descriptor's flags, and PBUS_PARAM_ANY_BITS_ */
 	struct pbus_table *table_;
 };
 

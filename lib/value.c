@@ -175,10 +175,23 @@ bool pbus_utf8_valid(const void *text, size_t n)
 	size_t i = 0;
 
 	while (i < n) {
-		unsigned char c = s[i];
+		unsigned char c;
 		size_t len;
 		uint32_t cp;
 
+		/* Eight ASCII bytes at a time: no high bit set, no zero byte. */
+		while (n - i >= 8) {
+			uint64_t w;
+
+			memcpy(&w, s + i, 8);
+			if ((w & UINT64_C(0x8080808080808080)) ||
+			    ((w - UINT64_C(0x0101010101010101)) & ~w & UINT64_C(0x8080808080808080)))
+				break;
+			i += 8;
+		}
+		if (i >= n)
+			break;
+		c = s[i];
 		if (c < 0x80) {
 			if (c == 0)
 				return false; /* a NUL cannot be part of a C string */

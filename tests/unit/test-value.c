@@ -186,6 +186,58 @@ static void format_truncates_like_snprintf(void)
 	CHECK_EQ_INT(pbus_value_format(&s, "abcdef", 6, NULL, 0), 6);
 }
 
+/* UTF-8 validation, with every refusal both within the first 8 bytes and
+ * after a run of ASCII long enough for the 8-bytes-at-a-time path. */
+static void utf8_validation(void)
+{
+	static const struct {
+		const char *bytes;
+		bool valid;
+	} cases[] = {
+		{"", true},
+		{"a", true},
+		{"abcdefgh", true},
+		{"abcdefghijklmnopqrstuvwxyz0123456789", true},
+		{"\xc3\xa9t\xc3\xa9", true},                 /* U+00E9 */
+		{"\xe2\x82\xac", true},                     /* U+20AC */
+		{"\xf0\x9f\x98\x80", true},                 /* U+1F600 */
+		{"\xf4\x8f\xbf\xbf", true},                 /* U+10FFFF, the last */
+		{"\x80", false},                             /* a lone continuation */
+		{"\xc0\xaf", false},                         /* overlong '/' */
+		{"\xe0\x80\xaf", false},                     /* overlong, 3 bytes */
+		{"\xed\xa0\x80", false},                     /* a surrogate */
+		{"\xf4\x90\x80\x80", false},                 /* above U+10FFFF */
+		{"\xc3", false},                             /* truncated */
+		{"\xc3(", false},                            /* bad continuation */
+		{"\xff", false},
+	};
+	char buf[64];
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		size_t n = strlen(cases[k].bytes);
+
+		CHECK(pbus_utf8_valid(cases[k].bytes, n) == cases[k].valid);
+		/* The same after 1, 8 and 13 ASCII bytes, and followed by some. */
+		for (size_t pre = 1; pre <= 13; pre += pre == 1 ? 7 : 5) {
+			memset(buf, 'x', pre);
+			memcpy(buf + pre, cases[k].bytes, n);
+			memset(buf + pre + n, 'y', 9);
+			CHECK(pbus_utf8_valid(buf, pre + n + 9) == cases[k].valid);
+			CHECK(pbus_utf8_valid(buf, pre + n) == cases[k].valid);
+		}
+	}
+	/* A NUL byte is refused wherever it is, the length says where the
+	 * text ends. */
+	memset(buf, 'x', sizeof(buf));
+	for (size_t at = 0; at < 40; at++) {
+		buf[at] = 0;
+		CHECK(!pbus_utf8_valid(buf, 40));
+		CHECK(pbus_utf8_valid(buf, at));
+		buf[at] = 'x';
+	}
+	CHECK(pbus_utf8_valid(buf, sizeof(buf)));
+}
+
 int main(void)
 {
 	check_suite = "unit/value";
@@ -193,6 +245,7 @@ int main(void)
 	RUN_CASE(limits);
 	RUN_CASE(enums);
 	RUN_CASE(strings_and_bytes);
+	RUN_CASE(utf8_validation);
 	RUN_CASE(arrays);
 	RUN_CASE(format_truncates_like_snprintf);
 	CHECK_EXIT();

@@ -140,9 +140,71 @@ static int check_write(const struct pbus_table *table, const struct pbus_write *
 	return pbus_value_check(&table->types[w->index], w->value, w->length);
 }
 
+/* Values of 1 to 8 bytes: the scalars and enums, not strings, byte buffers
+ * or arrays. */
+static bool scalar_type(unsigned type)
+{
+	return !(type & PBUS_TYPE_ARRAY_FLAG) && type != PBUS_TYPE_STRING && type != PBUS_TYPE_BYTES;
+}
+
 static bool table_gone(const struct pbus_table *table)
 {
 	return __atomic_load_n(&table->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE;
+}
+
+/*
+ * The fast path of scalar writes (the typed setters, and each scalar of a
+ * batch): a value of 1 to 8 bytes (two copies of 24 bytes) of a parameter
+ * biased to this thread, with no reader's turn posted. The protocol of pbus_write_checked(), in as few
+ * stores as it takes, because under load every store waits in the store
+ * buffer for its cache line, which the readers keep pulling away: the
+ * announcement, the timestamp, status and length as one word, the value
+ * (zero-padded) as one word, the version, the end of the announcement.
+ * Anything else takes the general path.
+ *
+ * @bits: the value, little-endian, zero-padded; @timestamp_ns 0: now;
+ * @ret_seq and @wake_later as for pbus_write_checked().
+ */
+static int write_scalar(struct pbus_table *table, uint32_t index, uint64_t bits, uint32_t size,
+			uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq, bool *wake_later)
+{
+	unsigned char *slot = (unsigned char *)table->params[index].slot_;
+	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
+	uint64_t *writing = &table->aux[index].writing;
+	uint64_t me = pbus_thread_token_, ts, s;
+	struct pbus_write_claim claim;
+	unsigned char *copy;
+
+	__builtin_prefetch(slot, 1, 3);
+	ts = timestamp_ns ? timestamp_ns : pbus_value_clock_ns();
+	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0 ||
+			     __atomic_load_n(&head->lock, __ATOMIC_RELAXED) != (PBUS_LOCK_BIASED | me), 0))
+		return pbus_write_checked(table, index, &bits, size, ts, status, ret_seq, wake_later);
+	/* The owner's handshake; a biased owner is registered for
+	 * membarrier(2), so the waiter check below needs no fence. */
+	if (__builtin_expect(!pbus_write_claim_biased(&claim, &head->lock, writing, me), 0))
+		return pbus_write_checked(table, index, &bits, size, ts, status, ret_seq, wake_later);
+	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
+	copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
+	PBUS_WRITE_FENCE_();
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_TIMESTAMP_OFFSET), ts,
+			 PBUS_DATA_STORE_ORDER_);
+	/* status (offset 8) and length (offset 12), little-endian */
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_STATUS_OFFSET),
+			 (uint64_t)size << 32 | status, PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_VALUE_OFFSET), bits,
+			 PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
+	pbus_write_release(&claim);
+	if (pbus_has_waiters(table, index)) {
+		if (wake_later)
+			*wake_later = true;
+		else
+			pbus_notify_waiters(table);
+	}
+	if (ret_seq)
+		*ret_seq = s + 1;
+	return 0;
 }
 
 int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)
@@ -171,9 +233,18 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 		/* Fetch the next slot's line while this one is written. */
 		if (i + 1 < count)
 			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);
-		w->result = pbus_write_checked(table, w->index, w->value, w->length,
-					       w->timestamp_ns ? w->timestamp_ns : now, w->status,
-					       &w->seq, &wake);
+		if (scalar_type(table->params[w->index].type_)) {
+			uint64_t bits = 0;
+
+			memcpy(&bits, w->value, w->length); /* checked: the type's size */
+			w->result = write_scalar(table, w->index, bits, (uint32_t)w->length,
+						 w->timestamp_ns ? w->timestamp_ns : now, w->status,
+						 &w->seq, &wake);
+		} else {
+			w->result = pbus_write_checked(table, w->index, w->value, w->length,
+						       w->timestamp_ns ? w->timestamp_ns : now, w->status,
+						       &w->seq, &wake);
+		}
 		if (w->result < 0 && first == 0)
 			first = w->result;
 	}
@@ -191,51 +262,6 @@ int pbus_param_set(const struct pbus_param *param, const void *value, size_t len
 		return -EINVAL;
 	w.index = param->index_;
 	return pbus_table_write_many(param->table_, &w, 1);
-}
-
-/*
- * The fast path of the typed setters of scalars: a value of 1 to 8 bytes
- * (two copies of 24 bytes) of a parameter biased to this thread, with no
- * reader's turn posted. The protocol of pbus_write_checked(), in as few
- * stores as it takes, because under load every store waits in the store
- * buffer for its cache line, which the readers keep pulling away: the
- * announcement, the timestamp, status and length as one word, the value
- * (zero-padded) as one word, the version, the end of the announcement.
- * Anything else takes the general path.
- */
-static int write_scalar(struct pbus_table *table, uint32_t index, uint64_t bits, uint32_t size)
-{
-	unsigned char *slot = (unsigned char *)table->params[index].slot_;
-	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
-	uint64_t *writing = &table->aux[index].writing;
-	uint64_t me = pbus_thread_token_, ts, s;
-	struct pbus_write_claim claim;
-	unsigned char *copy;
-
-	__builtin_prefetch(slot, 1, 3);
-	ts = pbus_value_clock_ns();
-	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0 ||
-			     __atomic_load_n(&head->lock, __ATOMIC_RELAXED) != (PBUS_LOCK_BIASED | me), 0))
-		return pbus_write_checked(table, index, &bits, size, ts, PBUS_STATUS_OK, NULL, NULL);
-	/* The owner's handshake; a biased owner is registered for
-	 * membarrier(2), so the waiter check below needs no fence. */
-	if (__builtin_expect(!pbus_write_claim_biased(&claim, &head->lock, writing, me), 0))
-		return pbus_write_checked(table, index, &bits, size, ts, PBUS_STATUS_OK, NULL, NULL);
-	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
-	copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
-	PBUS_WRITE_FENCE_();
-	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_TIMESTAMP_OFFSET), ts,
-			 PBUS_DATA_STORE_ORDER_);
-	/* status (offset 8) and length (offset 12), little-endian */
-	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_STATUS_OFFSET),
-			 (uint64_t)size << 32 | PBUS_STATUS_OK, PBUS_DATA_STORE_ORDER_);
-	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_VALUE_OFFSET), bits,
-			 PBUS_DATA_STORE_ORDER_);
-	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
-	pbus_write_release(&claim);
-	if (pbus_has_waiters(table, index))
-		pbus_notify_waiters(table);
-	return 0;
 }
 
 /* One parameter of a known type: the checks of a batch of one, without
@@ -259,11 +285,12 @@ static int set_typed(const struct pbus_param *param, unsigned type, const void *
 	}
 	if (table_gone(table))
 		return -ESTALE;
-	if (type != PBUS_TYPE_STRING && type != PBUS_TYPE_BYTES) {
+	if (scalar_type(type)) {
 		uint64_t bits = 0;
 
 		memcpy(&bits, value, length); /* little-endian, zero-padded */
-		return write_scalar(table, param->index_, bits, (uint32_t)length);
+		return write_scalar(table, param->index_, bits, (uint32_t)length, 0, PBUS_STATUS_OK,
+				    NULL, NULL);
 	}
 	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, NULL);
 }

@@ -61,6 +61,23 @@ static void wait_for_reader_turn(const uint64_t *turn)
 		sched_yield();
 }
 
+/* After version @seq of parameter @index is published (and the waiter
+ * handshake's fence, where one is needed): wake its waiters now, or leave
+ * that to the caller through @wake_later; report the version. */
+static int write_published(struct pbus_table *table, uint32_t index, uint64_t seq,
+			   uint64_t *ret_seq, bool *wake_later)
+{
+	if (pbus_has_waiters(table, index)) {
+		if (wake_later)
+			*wake_later = true;
+		else
+			pbus_notify_waiters(table);
+	}
+	if (ret_seq)
+		*ret_seq = seq;
+	return 0;
+}
+
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
 		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq,
 		       bool *wake_later)
@@ -103,15 +120,7 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	 * global barrier after registering; any other process fences. */
 	if (!pbus_asym_registered())
 		pbus_full_fence();
-	if (pbus_has_waiters(table, index)) {
-		if (wake_later)
-			*wake_later = true;
-		else
-			pbus_notify_waiters(table);
-	}
-	if (ret_seq)
-		*ret_seq = s + 1;
-	return 0;
+	return write_published(table, index, s + 1, ret_seq, wake_later);
 }
 
 /* May this table write parameter @index at all? */
@@ -196,15 +205,7 @@ static int write_scalar(struct pbus_table *table, uint32_t index, uint64_t bits,
 			 PBUS_DATA_STORE_ORDER_);
 	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
 	pbus_write_release(&claim);
-	if (pbus_has_waiters(table, index)) {
-		if (wake_later)
-			*wake_later = true;
-		else
-			pbus_notify_waiters(table);
-	}
-	if (ret_seq)
-		*ret_seq = s + 1;
-	return 0;
+	return write_published(table, index, s + 1, ret_seq, wake_later);
 }
 
 int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)

@@ -9,7 +9,9 @@
  * and a timer for rate-limited notifications and overdue acknowledgements.
  * The watcher thread sleeps in a pbus_watch (a futex, no polling) over the
  * parameters somebody subscribed to — only those, so that writers of the
- * others never pay for a wake-up — and marks what changed in a bitmap.
+ * others never pay for a wake-up — and marks what changed in a bitmap. The
+ * server thread marks its own writes (SETs) itself and notifies in the same
+ * turn; the watcher wakes it only for versions it did not write.
  *
  * Coalescing: a subscription keeps one "pending" bit per parameter, not a
  * queue. A NOTIFY is built when the client's send buffer has room and the
@@ -123,8 +125,13 @@ struct server {
 	struct pbus_watch *current_watch; /* the watcher's, while it has one */
 	atomic_bool stopping;
 	atomic_bool rescan;       /* the watcher has a new watch: compare versions */
-	_Atomic uint64_t *changed; /* bitmap over parameter indexes, set by the watcher */
+	_Atomic uint64_t *changed; /* bitmap over parameter indexes, set by the watcher
+				    * and by the server thread for its own writes */
 	uint64_t *changed_now;     /* the server thread's copy of it */
+	/* Per parameter, the version the server thread's latest write of it
+	 * published: the watcher does not wake the server thread for a change
+	 * it made itself. */
+	_Atomic uint64_t *own_version;
 	size_t words;
 
 	struct client *clients;
@@ -191,9 +198,17 @@ static void *watcher_main(void *arg)
 		pthread_mutex_unlock(&s->watch_lock);
 		r = pbus_watch_wait(watch, -1);
 		if (r > 0) {
-			while (pbus_watch_next(watch, &index) == 1)
+			bool foreign = false;
+
+			while (pbus_watch_next(watch, &index) == 1) {
 				atomic_fetch_or(&s->changed[index / 64], UINT64_C(1) << (index % 64));
-			kick(s->changed_fd);
+				/* The server thread marks what it wrote itself and
+				 * notifies in the same turn: wake it for the rest. */
+				foreign |= pbus_param_seq(s->params[index]) !=
+					   atomic_load_explicit(&s->own_version[index], memory_order_relaxed);
+			}
+			if (foreign)
+				kick(s->changed_fd);
 		}
 		pthread_mutex_lock(&s->watch_lock);
 		if (r == -ESTALE)
@@ -782,6 +797,19 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 	}
 	if (first == 0) {
 		first = pbus_table_write_many(s->table, writes, count);
+		/* Our own writes: we mark them changed, so that subscribers hear
+		 * of them in this turn, and tell the watcher which versions are
+		 * ours, so that it does not wake us for them again. A version
+		 * the watcher sees before we record it here costs a wake-up, no
+		 * more; one that is not ours never matches. */
+		for (uint32_t k = 0; k < count; k++) {
+			if (writes[k].result == 0 && writes[k].seq)
+				atomic_store_explicit(&s->own_version[writes[k].index], writes[k].seq,
+						      memory_order_relaxed);
+			atomic_fetch_or(&s->changed[writes[k].index / 64],
+					UINT64_C(1) << (writes[k].index % 64));
+		}
+		collect_changes(s);
 		for (uint32_t k = 0; k < count; k++) {
 			results[k] = writes[k].result;
 			seqs[k] = first == 0 ? writes[k].seq : 0;
@@ -1356,6 +1384,7 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	*ret = s;
 	s->changed = calloc(s->words, sizeof(*s->changed));
 	s->changed_now = calloc(s->words, sizeof(*s->changed_now));
+	s->own_version = calloc(s->param_count + 1, sizeof(*s->own_version));
 	s->param_gid = calloc(s->param_count + 1, sizeof(*s->param_gid));
 	s->params = calloc(s->param_count + 1, sizeof(*s->params));
 	s->value_buf = malloc(VALUE_MAX + 64);
@@ -1363,7 +1392,7 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->set_results = calloc(s->param_count + 1, sizeof(*s->set_results));
 	s->set_seqs = calloc(s->param_count + 1, sizeof(*s->set_seqs));
 	s->set_seen = calloc(s->words, sizeof(*s->set_seen));
-	if (!s->changed || !s->changed_now || !s->param_gid || !s->params || !s->value_buf ||
+	if (!s->changed || !s->changed_now || !s->own_version || !s->param_gid || !s->params || !s->value_buf ||
 	    !s->set_writes || !s->set_results || !s->set_seqs || !s->set_seen)
 		return -ENOMEM;
 	/* Every frame must fit max_frame: the schema text, and a NOTIFY (or
@@ -1474,6 +1503,7 @@ void server_stop(struct server *s)
 	free(s->socket_path);
 	free(s->changed);
 	free(s->changed_now);
+	free((void *)s->own_version);
 	free(s->param_gid);
 	free(s->params);
 	free(s->value_buf);

@@ -853,6 +853,13 @@ def subscribe_changes(ctx):
         ctx.segment_set("level=3.5", "trim=-2")
         drain_notifies(c, lambda ns: has(ns, sub, 21, lambda v: ctx.value(v) == 3.5)
                        and has(ns, sub, 3, lambda v: ctx.value(v) == -2), "after pbus set level trim")
+        # A SET the table refuses (out of range) and then a write of the
+        # same parameter through the segment: that one is notified.
+        r = w.set([ctx.w("trim", 11)])
+        check(r["result"] == P.ERANGE, f"SET trim=11: {r}")
+        ctx.segment_set("trim=4")
+        drain_notifies(c, lambda ns: has(ns, sub, 3, lambda v: ctx.value(v) == 4),
+                       "after a refused SET trim=11 and pbus set trim=4")
         # Its own writes notify the writer's subscription too.
         c.set([ctx.w("level", 4.5)])
         drain_notifies(c, lambda ns: has(ns, sub, 21, lambda v: ctx.value(v) == 4.5), "after its own SET")

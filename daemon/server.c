@@ -201,11 +201,14 @@ static void *watcher_main(void *arg)
 			bool foreign = false;
 
 			while (pbus_watch_next(watch, &index) == 1) {
-				atomic_fetch_or(&s->changed[index / 64], UINT64_C(1) << (index % 64));
 				/* The server thread marks what it wrote itself and
-				 * notifies in the same turn: wake it for the rest. */
-				foreign |= pbus_param_seq(s->params[index]) !=
-					   atomic_load_explicit(&s->own_version[index], memory_order_relaxed);
+				 * notifies in the same turn (it records the version
+				 * before it marks): leave it those, report the rest. */
+				if (pbus_param_seq(s->params[index]) ==
+				    atomic_load_explicit(&s->own_version[index], memory_order_relaxed))
+					continue;
+				atomic_fetch_or(&s->changed[index / 64], UINT64_C(1) << (index % 64));
+				foreign = true;
 			}
 			if (foreign)
 				kick(s->changed_fd);
@@ -477,7 +480,7 @@ static size_t notify_begin(struct client *c, const struct subscription *sub)
  * time when it may send next if it must wait (0: nothing waits). */
 static int64_t notify(struct server *s, struct client *c, struct subscription *sub, int64_t now)
 {
-	uint32_t count = 0;
+	uint32_t count = 0, sent = 0;
 	size_t start;
 
 	if (!sub->any_pending)
@@ -496,6 +499,7 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		/* A record is at most 28 bytes plus the value. */
 		if (c->tx.size - start + 28 + s->schema->params[index].ti.value_size > s->max_frame) {
 			notify_end(s, c, start, count);
+			sent += count;
 			start = notify_begin(c, sub);
 			count = 0;
 		}
@@ -520,10 +524,15 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		count++;
 	}
 	notify_end(s, c, start, count);
+	sent += count;
 	memset(sub->pending, 0, ((sub->count + 63) / 64) * sizeof(uint64_t));
 	sub->any_pending = false;
-	sub->initial = false;
-	sub->next_allowed_ns = now + (int64_t)sub->min_interval_us * 1000;
+	/* Only a NOTIFY sent starts an interval: changes that were all
+	 * already sent or within the deadband do not delay the next one. */
+	if (sent) {
+		sub->initial = false;
+		sub->next_allowed_ns = now + (int64_t)sub->min_interval_us * 1000;
+	}
 	return 0;
 }
 

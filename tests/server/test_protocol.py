@@ -1005,6 +1005,27 @@ def subscribe_min_interval(ctx):
 
 
 @needs_server
+def subscribe_dropped_change_starts_no_interval(ctx):
+    """min_interval_us counts from the previous NOTIFY sent: a change that
+    the deadband drops sends nothing and must not hold back the next one."""
+    i = ctx.schema.index
+    interval = 0.4
+    with ctx.connect(name="interval") as c, ctx.connect(name="writer") as w:
+        w.set([ctx.w("level", 0.0)])
+        sub, _, _ = subscribe_wait_initial(c, [i("level")], "SUBSCRIBE", min_interval_us=int(interval * 1e6),
+                                           deadband=1.0)
+        time.sleep(interval + 0.05)  # the initial NOTIFY's interval is over
+        w.set([ctx.w("level", 0.5)])  # within the deadband: nothing is sent
+        time.sleep(0.05)
+        t0 = time.monotonic()
+        w.set([ctx.w("level", 5.0)])
+        drain_notifies(c, lambda ns: has(ns, sub, i("level"), lambda v: ctx.value(v) == 5.0), "after level 5")
+        delay = time.monotonic() - t0
+        check(delay < interval / 2, f"the NOTIFY of level 5 came {delay:.3f} s after the write, held back by "
+                                    f"the interval of a change that was not sent")
+
+
+@needs_server
 def subscribe_deadband(ctx):
     i = ctx.schema.index
     with ctx.connect(name="deadband") as c, ctx.connect(name="writer") as w:

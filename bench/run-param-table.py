@@ -13,8 +13,7 @@ param-table.pbs (instance bench-<pid>) and stops it with SIGTERM afterwards.
 
 Runs (full mode: 5 rounds of the first two, 1 of the third; --quick
 shortens all of them and does one round):
-  uncontended  one Displayer, no writers, 3 s, pinned to the last CPU, in
-               6 slices of 0.5 s taken in turn with the other variants';
+  uncontended  one Displayer, no writers, 3 s, pinned to the last CPU;
   2+2          Displayer 1 and 2, Randomizer 200 and Randomizer 2, 5 s, each
                free to run on every CPU (--placement pairs pins them);
   60hz         the same four at 60 iterations per second, 10 s.
@@ -426,14 +425,10 @@ def keys(summary, runs):
                  "randomizer_vs_floor": [], "dominated_by": []}
     rounds = sorted({r["round"] for r in runs})
     for rd in rounds:
-        by = {}  # (variant, scenario) -> process -> the round's windows (all slices)
-        for r in runs:
-            if r["round"] == rd:
-                for name, pr in r["procs"].items():
-                    by.setdefault((r["variant"], r["scenario"]), {}).setdefault(name, []).extend(pr["windows"])
+        by = {(r["variant"], r["scenario"]): r["procs"] for r in runs if r["round"] == rd}
 
         def med(v, s, p):
-            return mops(statistics.median(by[(v, s)][p]))
+            return mops(statistics.median(by[(v, s)][p]["windows"]))
         if ("parambus", "uncontended") in by and ("none", "uncontended") in by:
             per_round["uncontended_read_vs_floor"].append(
                 ratio(med("parambus", "uncontended", "displayer1"),
@@ -532,7 +527,6 @@ def main():
     cfg.cpus = sorted(os.sched_getaffinity(0))
     if cfg.quick:
         durations = {"uncontended": 0.3, "2+2": 0.5, "60hz": 0.5}
-        cfg.uncontended_slices = 1
         cfg.rounds = cfg.rounds or 1
         cfg.rounds_60hz = cfg.rounds_60hz or 1
         cfg.attempts = cfg.attempts or 1
@@ -540,7 +534,6 @@ def main():
         cfg.lead = 0.15
     else:
         durations = {"uncontended": 3.0, "2+2": 5.0, "60hz": 10.0}
-        cfg.uncontended_slices = 6
         cfg.rounds = cfg.rounds or 5
         cfg.rounds_60hz = cfg.rounds_60hz or 1
         cfg.attempts = cfg.attempts or 3
@@ -573,15 +566,10 @@ def main():
             for scenario in ("uncontended", "2+2", "60hz"):
                 if rd >= (cfg.rounds_60hz if scenario == "60hz" else cfg.rounds):
                     continue
-                # The uncontended runs are short and single-threaded: cut
-                # each into slices taken in turn with the other variants',
-                # so that the host's changes of speed fall on all alike.
-                slices = cfg.uncontended_slices if scenario == "uncontended" else 1
-                for _ in range(slices):
-                    for v in order:
-                        schedule.append((rd, scenario, v, durations[scenario] / slices))
-        for rd, scenario, v, seconds in schedule:
-            rec = run_checked(cfg, v, scenario, seconds, tmp, log)
+                for v in order:
+                    schedule.append((rd, scenario, v))
+        for rd, scenario, v in schedule:
+            rec = run_checked(cfg, v, scenario, durations[scenario], tmp, log)
             rec["round"] = rd
             runs.append(rec)
             failures += rec["problems"]
@@ -605,8 +593,7 @@ def main():
         "machine": machine,
         "config": {
             "variants": variants, "rounds": cfg.rounds, "rounds_60hz": cfg.rounds_60hz,
-            "seconds": durations, "uncontended_slices": cfg.uncontended_slices,
-            "window_s": WINDOW_S, "placement": cfg.placement,
+            "seconds": durations, "window_s": WINDOW_S, "placement": cfg.placement,
             "placement_detail": {
                 "uncontended": "the Displayer pinned to CPU %d" % cfg.cpus[-1],
                 "2+2": ("every process may run on CPUs %s" % cfg.cpus

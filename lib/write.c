@@ -164,35 +164,38 @@ static bool table_gone(const struct pbus_table *table)
 /*
  * The fast path of scalar writes (the typed setters, and each scalar of a
  * batch): a value of 1 to 8 bytes (two copies of 24 bytes) of a parameter
- * biased to this thread, with no reader's turn posted. The protocol of pbus_write_checked(), in as few
- * stores as it takes, because under load every store waits in the store
- * buffer for its cache line, which the readers keep pulling away: the
- * announcement, the timestamp, status and length as one word, the value
- * (zero-padded) as one word, the version, the end of the announcement.
+ * biased to this thread, with no reader's turn posted. The protocol of
+ * pbus_write_checked(), in as few stores as it takes, because under load
+ * every store waits in the store buffer for its cache line, which the
+ * readers keep pulling away: the announcement, the timestamp, status and
+ * length as one word, the value (zero-padded) as one word, the version, the
+ * end of the announcement.
  * Anything else takes the general path.
  *
- * @bits: the value, little-endian, zero-padded; @timestamp_ns 0: now;
+ * @value: @size bytes in the stored encoding (checked); @timestamp_ns 0: now;
  * @ret_seq and @wake_later as for pbus_write_checked().
  */
-static int write_scalar(struct pbus_table *table, uint32_t index, uint64_t bits, uint32_t size,
+static int write_scalar(struct pbus_table *table, uint32_t index, const void *value, size_t size,
 			uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq, bool *wake_later)
 {
 	unsigned char *slot = (unsigned char *)table->params[index].slot_;
 	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
 	uint64_t *writing = &table->aux[index].writing;
 	uint64_t me = pbus_thread_token_, ts, s;
+	uint64_t bits = 0;
 	struct pbus_write_claim claim;
 	unsigned char *copy;
 
 	__builtin_prefetch(slot, 1, 3);
+	memcpy(&bits, value, size); /* little-endian, zero-padded */
 	ts = timestamp_ns ? timestamp_ns : pbus_value_clock_ns();
 	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0 ||
 			     __atomic_load_n(&head->lock, __ATOMIC_RELAXED) != (PBUS_LOCK_BIASED | me), 0))
-		return pbus_write_checked(table, index, &bits, size, ts, status, ret_seq, wake_later);
+		return pbus_write_checked(table, index, value, size, ts, status, ret_seq, wake_later);
 	/* The owner's handshake; a biased owner is registered for
 	 * membarrier(2), so the waiter check below needs no fence. */
 	if (__builtin_expect(!pbus_write_claim_biased(&claim, &head->lock, writing, me), 0))
-		return pbus_write_checked(table, index, &bits, size, ts, status, ret_seq, wake_later);
+		return pbus_write_checked(table, index, value, size, ts, status, ret_seq, wake_later);
 	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
 	copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
 	PBUS_WRITE_FENCE_();
@@ -235,10 +238,8 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 		if (i + 1 < count)
 			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);
 		if (scalar_type(table->params[w->index].type_)) {
-			uint64_t bits = 0;
-
-			memcpy(&bits, w->value, w->length); /* checked: the type's size */
-			w->result = write_scalar(table, w->index, bits, (uint32_t)w->length,
+			/* (checked: the length is the type's size) */
+			w->result = write_scalar(table, w->index, w->value, w->length,
 						 w->timestamp_ns ? w->timestamp_ns : now, w->status,
 						 &w->seq, &wake);
 		} else {
@@ -286,13 +287,8 @@ static int set_typed(const struct pbus_param *param, unsigned type, const void *
 	}
 	if (table_gone(table))
 		return -ESTALE;
-	if (scalar_type(type)) {
-		uint64_t bits = 0;
-
-		memcpy(&bits, value, length); /* little-endian, zero-padded */
-		return write_scalar(table, param->index_, bits, (uint32_t)length, 0, PBUS_STATUS_OK,
-				    NULL, NULL);
-	}
+	if (scalar_type(type))
+		return write_scalar(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, NULL);
 	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, NULL);
 }
 

@@ -81,9 +81,6 @@ class Pbusd:
         for tid in os.listdir(f"/proc/{self.proc.pid}/task"):
             os.sched_setaffinity(int(tid), cpus)
 
-    def cpu_ns(self):
-        return sched_ns(self.proc.pid)
-
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
@@ -137,6 +134,21 @@ def roundtrips(exe, d, env, tmp, rounds, n):
     return results
 
 
+def clients_at_once(exe, argvs, server_pid, seconds, env, what):
+    """Run the clients @argvs at once; their JSON (each one's last line) and
+    the server's CPU% meanwhile."""
+    t0, c0 = time.monotonic(), sched_ns(server_pid)
+    procs = [subprocess.Popen([exe] + a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for a in argvs]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=seconds + 60)
+        if p.returncode != 0:
+            raise SystemExit(f"run-socket-server: {what} failed: {err.strip()}")
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    return outs, (sched_ns(server_pid) - c0) / 1e9 / (time.monotonic() - t0) * 100
+
+
 def four(exe, d, env, mode, seconds, hz=0):
     """Displayer 1, 2, Randomizer 200, 2 at once; their JSON and pbusd's CPU%."""
     display_mode = "subscribed" if mode == "subscribed" else mode
@@ -146,16 +158,7 @@ def four(exe, d, env, mode, seconds, hz=0):
              ["displayer", d.instance, display_mode, str(seconds)] + extra,
              ["randomizer", d.instance, "200", write_mode, str(seconds)] + extra,
              ["randomizer", d.instance, "2", write_mode, str(seconds)] + extra]
-    t0, c0 = time.monotonic(), d.cpu_ns()
-    procs = [subprocess.Popen([exe] + a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for a in argvs]
-    outs = []
-    for p in procs:
-        out, err = p.communicate(timeout=seconds + 60)
-        if p.returncode != 0:
-            raise SystemExit(f"run-socket-server: {mode} client failed: {err.strip()}")
-        outs.append(json.loads(out.strip().splitlines()[-1]))
-    cpu = (d.cpu_ns() - c0) / 1e9 / (time.monotonic() - t0) * 100
+    outs, cpu = clients_at_once(exe, argvs, d.proc.pid, seconds, env, f"{mode} client")
     names = ["displayer1", "displayer2", "randomizer200", "randomizer2"]
     return {n: o["ops_per_s"] for n, o in zip(names, outs)}, cpu
 
@@ -196,20 +199,12 @@ def raw_four(exe, tmp, seconds, hz):
     and [bytes received, bytes sent]."""
     path = os.path.join(tmp, "raw-mux.sock")
     srv = subprocess.Popen([exe, "raw-mux-server", path], stdout=subprocess.PIPE, text=True)
-    io = [0, 0]
     try:
         srv.stdout.readline()
-        t0, c0 = time.monotonic(), sched_ns(srv.pid)
-        procs = [subprocess.Popen([exe, "raw-hz-client", path, str(req), str(rep), str(seconds), str(hz)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        argvs = [["raw-hz-client", path, str(req), str(rep), str(seconds), str(hz)]
                  for req, rep in (GET_ALL, GET_ALL, SET_ALL, SET_3)]
-        for p in procs:
-            out, err = p.communicate(timeout=seconds + 60)
-            if p.returncode != 0:
-                raise SystemExit(f"run-socket-server: raw-hz-client failed: {err.strip()}")
-            o = json.loads(out.strip().splitlines()[-1])
-            io = [io[0] + o["bytes_sent"], io[1] + o["bytes_received"]]
-        cpu = (sched_ns(srv.pid) - c0) / 1e9 / (time.monotonic() - t0) * 100
+        outs, cpu = clients_at_once(exe, argvs, srv.pid, seconds, None, "raw-hz-client")
+        io = [sum(o["bytes_sent"] for o in outs), sum(o["bytes_received"] for o in outs)]
     finally:
         srv.kill()
         srv.wait()

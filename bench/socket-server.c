@@ -104,19 +104,30 @@ static int raw_server(const char *path, size_t req, size_t rep)
 	return 0;
 }
 
-static int raw_client(const char *path, size_t req, size_t rep, long n)
+/* A connection to the raw server at @path, which may still be starting
+ * (up to 2 s). */
+static int raw_connect(const char *path, const char *who)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	char in[4096], out[4096] = {0};
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	int64_t t0;
 
+	if (fd < 0)
+		die(who, errno);
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
 	for (int tries = 0; connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0; tries++) {
 		if (tries > 200)
-			die("raw-client connect", errno);
+			die(who, errno);
 		usleep(10000);
 	}
+	return fd;
+}
+
+static int raw_client(const char *path, size_t req, size_t rep, long n)
+{
+	char in[4096], out[4096] = {0};
+	int fd = raw_connect(path, "raw-client connect");
+	int64_t t0;
+
 	for (long i = 0; i < n / 10; i++) /* warm up */
 		if (full_io(fd, out, req, true) < 0 || full_io(fd, in, rep, false) < 0)
 			die("raw-client", errno);
@@ -218,21 +229,15 @@ static void pace(int64_t *next, double hz);
 
 static int raw_hz_client(const char *path, size_t req, size_t rep, double seconds, double hz)
 {
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	static unsigned char in[RAW_FRAME_MAX], out[RAW_FRAME_MAX];
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	int fd;
 	int64_t start, end, next;
 	uint32_t len = (uint32_t)req, want = (uint32_t)rep;
 	long iterations = 0;
 
 	if (req < 8 || req > RAW_FRAME_MAX || rep < 4 || rep > RAW_FRAME_MAX)
 		die("raw-hz-client: sizes", EINVAL);
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	for (int tries = 0; connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0; tries++) {
-		if (tries > 200)
-			die("raw-hz-client connect", errno);
-		usleep(10000);
-	}
+	fd = raw_connect(path, "raw-hz-client connect");
 	memcpy(out, &len, 4);
 	memcpy(out + 4, &want, 4);
 	start = next = now_ns();

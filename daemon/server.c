@@ -458,8 +458,7 @@ static void notify_end(struct server *s, struct client *c, size_t start, uint32_
 		return;
 	}
 	/* The count field follows the subscription id. */
-	for (unsigned i = 0; i < 4; i++)
-		c->tx.data[start + PBUS_WIRE_HEADER_SIZE + 4 + i] = (unsigned char)(count >> (8 * i));
+	pbus_le_store(c->tx.data + start + PBUS_WIRE_HEADER_SIZE + 4, count, 4);
 	pbus_wire_end(&c->tx, start);
 	c->notifications++;
 	s->notifications++;
@@ -817,14 +816,12 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 						      memory_order_relaxed);
 			atomic_fetch_or(&s->changed[writes[k].index / 64],
 					UINT64_C(1) << (writes[k].index % 64));
-		}
-		collect_changes(s);
-		for (uint32_t k = 0; k < count; k++) {
 			results[k] = writes[k].result;
 			seqs[k] = first == 0 ? writes[k].seq : 0;
 			if (s->params[writes[k].index]->flags_ & PBUS_PARAM_PERSISTENT)
 				persistent = true;
 		}
+		collect_changes(s);
 	} else {
 		/* Refused already: still tell each write what is wrong with it. */
 		first = 0;

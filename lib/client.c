@@ -163,17 +163,6 @@ struct pbus_client {
 
 /* --- Small helpers ---------------------------------------------------------- */
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-	for (unsigned i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static struct subscription *find_subscription(struct pbus_client *c, uint32_t id)
 {
 	for (size_t i = 0; i < c->sub_count; i++)
@@ -367,7 +356,7 @@ static int handle_notify(struct pbus_client *c, const unsigned char *body, size_
 
 	if (n < 8 || !values_valid(c, body + 4, n - 4))
 		return -EPROTO;
-	s = get_le32(body) ? find_server_subscription(c, get_le32(body)) : NULL;
+	s = pbus_le_load32(body) ? find_server_subscription(c, pbus_le_load32(body)) : NULL;
 	if (!s)
 		return 0; /* one we gave up (a SUBSCRIBE that timed out) */
 	start = pbus_wire_begin(&c->queue, PBUS_WIRE_NOTIFY, s->id);
@@ -512,8 +501,8 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 		return handle_resubscribed(c, &p, h->type, body, n);
 	case PENDING_ABANDONED:
 		if (p.request_type == PBUS_WIRE_SUBSCRIBE && h->type == PBUS_WIRE_SUBSCRIBED &&
-		    n == 4 && get_le32(body) != 0)
-			return send_forget(c, get_le32(body));
+		    n == 4 && pbus_le_load32(body) != 0)
+			return send_forget(c, pbus_le_load32(body));
 		return 0;
 	default:
 		break;
@@ -523,8 +512,8 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 	if (p.request_type == PBUS_WIRE_SUBSCRIBE && h->type == PBUS_WIRE_SUBSCRIBED && n == 4) {
 		struct subscription *s = find_subscription(c, p.subscription);
 
-		if (s && get_le32(body) != 0)
-			s->server_id = get_le32(body);
+		if (s && pbus_le_load32(body) != 0)
+			s->server_id = pbus_le_load32(body);
 	}
 	c->reply.size = 0;
 	pbus_wire_bytes(&c->reply, body, n);
@@ -857,7 +846,7 @@ static int transact(struct pbus_client *c, uint32_t subscription, bool may_resen
 		if (c->request.size > c->max_frame)
 			return -EMSGSIZE;
 		id = next_request_id(c);
-		put_le32(c->request.data + 8, id);
+		pbus_le_store(c->request.data + 8, id, 4);
 		pbus_wire_bytes(&c->out, c->request.data, c->request.size);
 		if (c->out.failed) {
 			c->out.failed = false;
@@ -1104,7 +1093,7 @@ static int deliver(struct pbus_client *c)
 	c->dispatching = true;
 	while (pos + PBUS_WIRE_HEADER_SIZE <= c->delivering.size) {
 		const unsigned char *frame = c->delivering.data + pos;
-		uint32_t length = get_le32(frame), id = get_le32(frame + 8);
+		uint32_t length = pbus_le_load32(frame), id = pbus_le_load32(frame + 8);
 		unsigned type = (unsigned)(frame[4] | frame[5] << 8);
 		struct subscription *s = find_subscription(c, id);
 		struct pbus_wire_reader r;

@@ -13,12 +13,43 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PBUS_WIRE_VERSION 1
 #define PBUS_WIRE_HEADER_SIZE 12
 #define PBUS_WIRE_MAX_FRAME_DEFAULT (1u << 20)
 #define PBUS_WIRE_MAX_FRAME_LIMIT (64u << 20)
 #define PBUS_WIRE_NAME_MAX 64 /* HELLO client_name */
+
+/* Little-endian stores and loads of @n = 1..8 bytes at @p, whatever the
+ * host: the byte order of every integer on the wire. */
+static inline void pbus_le_store(unsigned char *p, uint64_t v, unsigned n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, n);
+#else
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+#endif
+}
+
+static inline uint64_t pbus_le_load(const unsigned char *p, unsigned n)
+{
+	uint64_t v = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, p, n);
+#else
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+#endif
+	return v;
+}
+
+static inline uint32_t pbus_le_load32(const unsigned char *p)
+{
+	return (uint32_t)pbus_le_load(p, 4);
+}
 
 enum pbus_wire_type {
 	PBUS_WIRE_HELLO = 1,

@@ -9,30 +9,6 @@
 
 #include "wire-internal.h"
 
-/* Little-endian stores and loads of @n = 1..8 bytes, whatever the host. */
-static inline void store_le(unsigned char *p, uint64_t v, unsigned n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(p, &v, n);
-#else
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-#endif
-}
-
-static inline uint64_t load_le(const unsigned char *p, unsigned n)
-{
-	uint64_t v = 0;
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(&v, p, n);
-#else
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-#endif
-	return v;
-}
-
 const char *pbus_wire_type_name(unsigned type)
 {
 	static const char *const names[] = {
@@ -51,10 +27,10 @@ int pbus_wire_header_parse(const void *data, size_t avail, uint32_t max_frame,
 
 	if (avail < PBUS_WIRE_HEADER_SIZE)
 		return 0;
-	h->length = (uint32_t)load_le(p, 4);
-	h->type = (uint16_t)load_le(p + 4, 2);
-	h->flags = (uint16_t)load_le(p + 6, 2);
-	h->id = (uint32_t)load_le(p + 8, 4);
+	h->length = pbus_le_load32(p);
+	h->type = (uint16_t)pbus_le_load(p + 4, 2);
+	h->flags = (uint16_t)pbus_le_load(p + 6, 2);
+	h->id = pbus_le_load32(p + 8);
 	if (h->length > max_frame)
 		return -EMSGSIZE;
 	if (h->length < PBUS_WIRE_HEADER_SIZE || h->flags != 0 || h->type < 1 ||
@@ -115,7 +91,7 @@ static inline void put_le(struct pbus_wire_buf *b, uint64_t v, unsigned n)
 	unsigned char *p = room(b, n);
 
 	if (p)
-		store_le(p, v, n);
+		pbus_le_store(p, v, n);
 }
 
 size_t pbus_wire_begin(struct pbus_wire_buf *b, unsigned type, uint32_t id)
@@ -163,11 +139,11 @@ void pbus_wire_value(struct pbus_wire_buf *b, uint32_t index, uint32_t status,
 
 	if (!p)
 		return;
-	store_le(p, index, 4);
-	store_le(p + 4, status, 4);
-	store_le(p + 8, timestamp_ns, 8);
-	store_le(p + 16, seq, 8);
-	store_le(p + 24, length, 4);
+	pbus_le_store(p, index, 4);
+	pbus_le_store(p + 4, status, 4);
+	pbus_le_store(p + 8, timestamp_ns, 8);
+	pbus_le_store(p + 16, seq, 8);
+	pbus_le_store(p + 24, length, 4);
 	if (length)
 		memcpy(p + 28, value, length);
 }
@@ -184,7 +160,7 @@ int pbus_wire_end(struct pbus_wire_buf *b, size_t start)
 		return -ENOMEM;
 	}
 	length = b->size - start;
-	store_le(b->data + start, length, 4);
+	pbus_le_store(b->data + start, length, 4);
 	return 0;
 }
 
@@ -213,7 +189,7 @@ static inline uint64_t get_le(struct pbus_wire_reader *r, unsigned n)
 {
 	const unsigned char *p = take(r, n);
 
-	return p ? load_le(p, n) : 0;
+	return p ? pbus_le_load(p, n) : 0;
 }
 
 uint16_t pbus_wire_get_u16(struct pbus_wire_reader *r) { return (uint16_t)get_le(r, 2); }

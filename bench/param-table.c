@@ -14,7 +14,8 @@
  *                   serialised by one mutex
  *   seqlock-param   the same per parameter (sequence and writer mutex)
  *   parambus        the real library: an instance published by pbusd, opened
- *                   by name, parameters resolved once, read with the inline
+ *                   by name, parameters resolved once and held by value as
+ *                   the generated bindings hold them, read with the inline
  *                   pbus_param_get_double(), written with
  *                   pbus_param_set_double() and pbus_param_set()
  *
@@ -547,7 +548,9 @@ static size_t slot_bytes(void)
 #else /* PT_IS_PARAMBUS */
 
 static struct pbus_table *table;
-static const struct pbus_param *params[NPARAMS];
+/* Copies of the resolved parameters, as the generated bindings hold them
+ * (struct pbus_param in include/parambus/table.h). */
+static struct pbus_param params[NPARAMS];
 static const struct pbus_param *rec;
 static uint32_t param_index[NPARAMS], rec_index; /* for batches */
 static uint64_t pbus_errors;
@@ -563,7 +566,7 @@ static void note_error(int r)
 static inline int read_param(unsigned i, uint64_t *ret)
 {
 	double d;
-	int r = pbus_param_get_double(params[i], &d);
+	int r = pbus_param_get_double(&params[i], &d);
 
 	if (r < 0) {
 		note_error(r);
@@ -593,7 +596,7 @@ static inline int write_param(unsigned i, uint64_t v)
 	int r;
 
 	memcpy(&d, &v, sizeof(d));
-	r = pbus_param_set_double(params[i], d);
+	r = pbus_param_set_double(&params[i], d);
 	if (r < 0) {
 		note_error(r);
 		return -1;
@@ -624,10 +627,13 @@ static void target_open(const char *name, bool writer)
 	if (r < 0)
 		die("pbus_table_open", -r);
 	for (unsigned i = 0; i < NPARAMS; i++) {
+		const struct pbus_param *param;
+
 		snprintf(pname, sizeof(pname), "p%03u", i);
-		r = pbus_table_find(table, pname, &params[i]);
+		r = pbus_table_find(table, pname, &param);
 		if (r < 0)
 			die(pname, -r);
+		params[i] = *param;
 	}
 	r = pbus_table_find(table, "rec", &rec);
 	if (r < 0)
@@ -635,7 +641,7 @@ static void target_open(const char *name, bool writer)
 	for (unsigned i = 0; i <= NPARAMS; i++) {
 		struct pbus_param_info info;
 
-		pbus_param_describe(i < NPARAMS ? params[i] : rec, &info);
+		pbus_param_describe(i < NPARAMS ? &params[i] : rec, &info);
 		*(i < NPARAMS ? &param_index[i] : &rec_index) = info.index;
 	}
 }

@@ -65,6 +65,12 @@ enum pbus_table_state {
  * inside its table and stays valid until pbus_table_close(). Its fields are
  * private: they exist so that the readers below can be inlined (a function
  * call costs more than the read itself). Use the functions.
+ *
+ * It may be copied: the fields never change while the table is open, so a
+ * copy (struct pbus_param mine = *param) reads, writes and describes the
+ * same parameter and is valid exactly as long as the original. An array of
+ * copies of your own saves a dependent load on every read against an array
+ * of pointers; the generated bindings (pbus-gen) hold theirs that way.
  */
 struct pbus_param {
 	const unsigned char *slot_; /* the value slot in the mapped segment */

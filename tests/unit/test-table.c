@@ -170,6 +170,57 @@ static void info_and_enums(void)
 	pbus_instance_remove(owner);
 }
 
+/* Copies of resolved parameters (struct pbus_param by value) are as good as
+ * the originals: same values, same checks, same versions. */
+static void copied_params(void)
+{
+	struct pbus_table *owner = create_instance(), *w = NULL;
+	struct pbus_param copies[16];
+	struct pbus_param_info a, b;
+	struct pbus_sample sample;
+	uint32_t n, i;
+	double d = 0;
+	char s[32];
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
+		check_failures_in_case++;
+		pbus_instance_remove(owner);
+		return;
+	}
+	n = pbus_table_param_count(w);
+	CHECK_EQ_INT(n, 16);
+	for (i = 0; i < n && i < 16; i++) {
+		const struct pbus_param *p;
+
+		CHECK_EQ_INT(pbus_table_param(w, i, &p), 0);
+		copies[i] = *p;
+		CHECK_EQ_INT(pbus_param_describe(&copies[i], &a), 0);
+		CHECK_EQ_INT(pbus_param_describe(p, &b), 0);
+		CHECK_EQ_INT(a.index, i);
+		CHECK_EQ_STR(a.name, b.name);
+		CHECK(pbus_param_seq(&copies[i]) == pbus_param_seq(p));
+	}
+	/* vset is index 10, name 11, meas 15 (the schema's order). */
+	CHECK_EQ_STR(pbus_param_name(&copies[10]), "vset");
+	CHECK_EQ_INT(pbus_param_get_double(&copies[10], &d), PBUS_STATUS_OK);
+	CHECK(d == 1.5);
+	CHECK_EQ_INT(pbus_param_set_double(&copies[10], 7.5), 0);
+	CHECK_EQ_INT(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
+	CHECK(d == 7.5);
+	CHECK(pbus_param_seq(&copies[10]) == pbus_param_seq(find(owner, "vset")));
+	CHECK_EQ_INT(pbus_param_set_double(&copies[10], 30.5), -ERANGE);
+	CHECK_EQ_INT(pbus_param_set_int32(&copies[10], 1), -EINVAL);
+	CHECK_EQ_INT(pbus_param_set_double(&copies[15], 1.0), -EACCES);
+	CHECK_EQ_INT(pbus_param_set_string(&copies[11], "copied"), 0);
+	CHECK_EQ_INT(pbus_param_read(find(owner, "name"), s, sizeof(s), &sample), PBUS_STATUS_OK);
+	CHECK_EQ_INT(sample.length, 6);
+	CHECK(memcmp(s, "copied", 6) == 0);
+	CHECK_EQ_INT(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
+	CHECK(d == 7.5);
+	pbus_table_close(w);
+	pbus_instance_remove(owner);
+}
+
 static void typed_writes(void)
 {
 	struct pbus_table *owner = create_instance(), *w = NULL;
@@ -745,6 +796,7 @@ int main(void)
 	}
 	RUN_CASE(open_and_defaults);
 	RUN_CASE(info_and_enums);
+	RUN_CASE(copied_params);
 	RUN_CASE(typed_writes);
 	RUN_CASE(samples_and_versions);
 	RUN_CASE(batches_are_all_or_nothing);

@@ -77,11 +77,14 @@ int all_types_open(const char *instance, unsigned flags, struct all_types **ret)
 		goto fail;
 	}
 	for (i = 0; i < (uint32_t)ALL_TYPES_PARAM_COUNT; i++) {
-		r = pbus_table_param(table, i, &handle->params[i]);
+		const struct pbus_param *param;
+
+		r = pbus_table_param(table, i, &param);
 		if (r < 0) {
 			free(handle);
 			goto fail;
 		}
+		handle->params[i] = *param;
 	}
 	handle->table = table;
 	*ret = handle;
@@ -104,133 +107,133 @@ int all_types_set_b(const struct all_types *handle, bool value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_bool(handle->params[ALL_TYPES_B], value);
+	return pbus_param_set_bool(&handle->params[ALL_TYPES_B], value);
 }
 
 int all_types_set_i8(const struct all_types *handle, int8_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_int8(handle->params[ALL_TYPES_I8], value);
+	return pbus_param_set_int8(&handle->params[ALL_TYPES_I8], value);
 }
 
 int all_types_set_u8(const struct all_types *handle, uint8_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_uint8(handle->params[ALL_TYPES_U8], value);
+	return pbus_param_set_uint8(&handle->params[ALL_TYPES_U8], value);
 }
 
 int all_types_set_i16(const struct all_types *handle, int16_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_int16(handle->params[ALL_TYPES_I16], value);
+	return pbus_param_set_int16(&handle->params[ALL_TYPES_I16], value);
 }
 
 int all_types_set_u16(const struct all_types *handle, uint16_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_uint16(handle->params[ALL_TYPES_U16], value);
+	return pbus_param_set_uint16(&handle->params[ALL_TYPES_U16], value);
 }
 
 int all_types_set_i32(const struct all_types *handle, int32_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_int32(handle->params[ALL_TYPES_I32], value);
+	return pbus_param_set_int32(&handle->params[ALL_TYPES_I32], value);
 }
 
 int all_types_set_u32(const struct all_types *handle, uint32_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_uint32(handle->params[ALL_TYPES_U32], value);
+	return pbus_param_set_uint32(&handle->params[ALL_TYPES_U32], value);
 }
 
 int all_types_set_i64(const struct all_types *handle, int64_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_int64(handle->params[ALL_TYPES_I64], value);
+	return pbus_param_set_int64(&handle->params[ALL_TYPES_I64], value);
 }
 
 int all_types_set_u64(const struct all_types *handle, uint64_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_uint64(handle->params[ALL_TYPES_U64], value);
+	return pbus_param_set_uint64(&handle->params[ALL_TYPES_U64], value);
 }
 
 int all_types_set_f32(const struct all_types *handle, float value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_float(handle->params[ALL_TYPES_F32], value);
+	return pbus_param_set_float(&handle->params[ALL_TYPES_F32], value);
 }
 
 int all_types_set_f64(const struct all_types *handle, double value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_double(handle->params[ALL_TYPES_F64], value);
+	return pbus_param_set_double(&handle->params[ALL_TYPES_F64], value);
 }
 
 int all_types_set_text(const struct all_types *handle, const char *value)
 {
 	if (handle == NULL || value == NULL)
 		return -EINVAL;
-	return pbus_param_set_string(handle->params[ALL_TYPES_TEXT], value);
+	return pbus_param_set_string(&handle->params[ALL_TYPES_TEXT], value);
 }
 
 int all_types_set_blob(const struct all_types *handle, const void *value, size_t length)
 {
 	if (handle == NULL || (value == NULL && length > 0))
 		return -EINVAL;
-	return pbus_param_set_bytes(handle->params[ALL_TYPES_BLOB], value, length);
+	return pbus_param_set_bytes(&handle->params[ALL_TYPES_BLOB], value, length);
 }
 
 int all_types_set_small_range(const struct all_types *handle, int64_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_int64(handle->params[ALL_TYPES_SMALL_RANGE], value);
+	return pbus_param_set_int64(&handle->params[ALL_TYPES_SMALL_RANGE], value);
 }
 
 int all_types_set_capped(const struct all_types *handle, int64_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_int64(handle->params[ALL_TYPES_CAPPED], value);
+	return pbus_param_set_int64(&handle->params[ALL_TYPES_CAPPED], value);
 }
 
 int all_types_set_percent(const struct all_types *handle, int64_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_int64(handle->params[ALL_TYPES_PERCENT], value);
+	return pbus_param_set_int64(&handle->params[ALL_TYPES_PERCENT], value);
 }
 
 int all_types_set_counter(const struct all_types *handle, uint64_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_uint64(handle->params[ALL_TYPES_COUNTER], value);
+	return pbus_param_set_uint64(&handle->params[ALL_TYPES_COUNTER], value);
 }
 
 int all_types_set_temperature(const struct all_types *handle, float value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_float(handle->params[ALL_TYPES_TEMPERATURE], value);
+	return pbus_param_set_float(&handle->params[ALL_TYPES_TEMPERATURE], value);
 }
 
 int all_types_set_mode(const struct all_types *handle, enum all_types_mode value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_enum(handle->params[ALL_TYPES_MODE], (int32_t)value);
+	return pbus_param_set_enum(&handle->params[ALL_TYPES_MODE], (int32_t)value);
 }
 
 int all_types_set_values(const struct all_types *handle, const int32_t *values,
@@ -238,7 +241,7 @@ int all_types_set_values(const struct all_types *handle, const int32_t *values,
 {
 	if (handle == NULL || (values == NULL && count > 0))
 		return -EINVAL;
-	return pbus_param_set(handle->params[ALL_TYPES_VALUES], values, count * sizeof(*values));
+	return pbus_param_set(&handle->params[ALL_TYPES_VALUES], values, count * sizeof(*values));
 }
 
 int all_types_set_samples(const struct all_types *handle, const double *values,
@@ -246,7 +249,7 @@ int all_types_set_samples(const struct all_types *handle, const double *values,
 {
 	if (handle == NULL || (values == NULL && count > 0))
 		return -EINVAL;
-	return pbus_param_set(handle->params[ALL_TYPES_SAMPLES], values, count * sizeof(*values));
+	return pbus_param_set(&handle->params[ALL_TYPES_SAMPLES], values, count * sizeof(*values));
 }
 
 int all_types_set_switches(const struct all_types *handle, const bool *values,
@@ -254,28 +257,28 @@ int all_types_set_switches(const struct all_types *handle, const bool *values,
 {
 	if (handle == NULL || (values == NULL && count > 0))
 		return -EINVAL;
-	return pbus_param_set(handle->params[ALL_TYPES_SWITCHES], values, count * sizeof(*values));
+	return pbus_param_set(&handle->params[ALL_TYPES_SWITCHES], values, count * sizeof(*values));
 }
 
 int all_types_set_derived_offset(const struct all_types *handle, int16_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_int16(handle->params[ALL_TYPES_DERIVED_OFFSET], value);
+	return pbus_param_set_int16(&handle->params[ALL_TYPES_DERIVED_OFFSET], value);
 }
 
 int all_types_set_derived_inner_gain(const struct all_types *handle, uint8_t value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_uint8(handle->params[ALL_TYPES_DERIVED_INNER_GAIN], value);
+	return pbus_param_set_uint8(&handle->params[ALL_TYPES_DERIVED_INNER_GAIN], value);
 }
 
 int all_types_set_derived_inner_invert(const struct all_types *handle, bool value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_bool(handle->params[ALL_TYPES_DERIVED_INNER_INVERT], value);
+	return pbus_param_set_bool(&handle->params[ALL_TYPES_DERIVED_INNER_INVERT], value);
 }
 
 int all_types_set_derived_taps(const struct all_types *handle, const uint16_t *values,
@@ -283,19 +286,19 @@ int all_types_set_derived_taps(const struct all_types *handle, const uint16_t *v
 {
 	if (handle == NULL || (values == NULL && count > 0))
 		return -EINVAL;
-	return pbus_param_set(handle->params[ALL_TYPES_DERIVED_TAPS], values, count * sizeof(*values));
+	return pbus_param_set(&handle->params[ALL_TYPES_DERIVED_TAPS], values, count * sizeof(*values));
 }
 
 int all_types_set_range_low(const struct all_types *handle, double value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_double(handle->params[ALL_TYPES_RANGE_LOW], value);
+	return pbus_param_set_double(&handle->params[ALL_TYPES_RANGE_LOW], value);
 }
 
 int all_types_set_range_high(const struct all_types *handle, double value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_double(handle->params[ALL_TYPES_RANGE_HIGH], value);
+	return pbus_param_set_double(&handle->params[ALL_TYPES_RANGE_HIGH], value);
 }

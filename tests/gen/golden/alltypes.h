@@ -85,10 +85,11 @@ extern const char all_types_schema_text[];
 extern const size_t all_types_schema_length; /* bytes, without the final NUL */
 
 /* An opened instance. The fields are read by the inline getters; do not
- * change them. */
+ * change them. The parameters are held by value (copies, see struct
+ * pbus_param), so that a getter reaches its slot without a dependent load. */
 struct all_types {
 	struct pbus_table *table;
-	const struct pbus_param *params[ALL_TYPES_PARAM_COUNT];
+	struct pbus_param params[ALL_TYPES_PARAM_COUNT];
 };
 
 /*
@@ -115,96 +116,96 @@ all_types_param(const struct all_types *handle, enum all_types_param_index index
 {
 	if ((unsigned)index >= (unsigned)ALL_TYPES_PARAM_COUNT)
 		return NULL;
-	return handle->params[index];
+	return &handle->params[index];
 }
 
 /* uptime: uint32, s, readonly, live. Inherited attributes come first. */
 static inline int all_types_get_uptime(const struct all_types *handle, uint32_t *ret)
 {
-	return pbus_param_get_uint32(handle->params[ALL_TYPES_UPTIME], ret);
+	return pbus_param_get_uint32(&handle->params[ALL_TYPES_UPTIME], ret);
 }
 
 /* b: bool, setting */
 static inline int all_types_get_b(const struct all_types *handle, bool *ret)
 {
-	return pbus_param_get_bool(handle->params[ALL_TYPES_B], ret);
+	return pbus_param_get_bool(&handle->params[ALL_TYPES_B], ret);
 }
 int all_types_set_b(const struct all_types *handle, bool value);
 
 /* i8: int8, -100..100, setting */
 static inline int all_types_get_i8(const struct all_types *handle, int8_t *ret)
 {
-	return pbus_param_get_int8(handle->params[ALL_TYPES_I8], ret);
+	return pbus_param_get_int8(&handle->params[ALL_TYPES_I8], ret);
 }
 int all_types_set_i8(const struct all_types *handle, int8_t value);
 
 /* u8: uint8, ..200, setting */
 static inline int all_types_get_u8(const struct all_types *handle, uint8_t *ret)
 {
-	return pbus_param_get_uint8(handle->params[ALL_TYPES_U8], ret);
+	return pbus_param_get_uint8(&handle->params[ALL_TYPES_U8], ret);
 }
 int all_types_set_u8(const struct all_types *handle, uint8_t value);
 
 /* i16: int16, setting */
 static inline int all_types_get_i16(const struct all_types *handle, int16_t *ret)
 {
-	return pbus_param_get_int16(handle->params[ALL_TYPES_I16], ret);
+	return pbus_param_get_int16(&handle->params[ALL_TYPES_I16], ret);
 }
 int all_types_set_i16(const struct all_types *handle, int16_t value);
 
 /* u16: uint16, setting */
 static inline int all_types_get_u16(const struct all_types *handle, uint16_t *ret)
 {
-	return pbus_param_get_uint16(handle->params[ALL_TYPES_U16], ret);
+	return pbus_param_get_uint16(&handle->params[ALL_TYPES_U16], ret);
 }
 int all_types_set_u16(const struct all_types *handle, uint16_t value);
 
 /* i32: int32, count, setting */
 static inline int all_types_get_i32(const struct all_types *handle, int32_t *ret)
 {
-	return pbus_param_get_int32(handle->params[ALL_TYPES_I32], ret);
+	return pbus_param_get_int32(&handle->params[ALL_TYPES_I32], ret);
 }
 int all_types_set_i32(const struct all_types *handle, int32_t value);
 
 /* u32: uint32, setting */
 static inline int all_types_get_u32(const struct all_types *handle, uint32_t *ret)
 {
-	return pbus_param_get_uint32(handle->params[ALL_TYPES_U32], ret);
+	return pbus_param_get_uint32(&handle->params[ALL_TYPES_U32], ret);
 }
 int all_types_set_u32(const struct all_types *handle, uint32_t value);
 
 /* i64: int64, setting */
 static inline int all_types_get_i64(const struct all_types *handle, int64_t *ret)
 {
-	return pbus_param_get_int64(handle->params[ALL_TYPES_I64], ret);
+	return pbus_param_get_int64(&handle->params[ALL_TYPES_I64], ret);
 }
 int all_types_set_i64(const struct all_types *handle, int64_t value);
 
 /* u64: uint64, setting */
 static inline int all_types_get_u64(const struct all_types *handle, uint64_t *ret)
 {
-	return pbus_param_get_uint64(handle->params[ALL_TYPES_U64], ret);
+	return pbus_param_get_uint64(&handle->params[ALL_TYPES_U64], ret);
 }
 int all_types_set_u64(const struct all_types *handle, uint64_t value);
 
 /* f32: float, -1.5..1500, setting */
 static inline int all_types_get_f32(const struct all_types *handle, float *ret)
 {
-	return pbus_param_get_float(handle->params[ALL_TYPES_F32], ret);
+	return pbus_param_get_float(&handle->params[ALL_TYPES_F32], ret);
 }
 int all_types_set_f32(const struct all_types *handle, float value);
 
 /* f64: double, m/s^2, setting */
 static inline int all_types_get_f64(const struct all_types *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[ALL_TYPES_F64], ret);
+	return pbus_param_get_double(&handle->params[ALL_TYPES_F64], ret);
 }
 int all_types_set_f64(const struct all_types *handle, double value);
 
 /* text: string, at most 20 bytes, setting */
 static inline int all_types_get_text(const struct all_types *handle, char *buf, size_t size)
 {
-	return pbus_param_get_string(handle->params[ALL_TYPES_TEXT], buf, size);
+	return pbus_param_get_string(&handle->params[ALL_TYPES_TEXT], buf, size);
 }
 int all_types_set_text(const struct all_types *handle, const char *value);
 
@@ -213,7 +214,7 @@ static inline int all_types_get_blob(const struct all_types *handle, void *buf, 
 		size_t *ret_length)
 {
 	struct pbus_sample sample;
-	int r = pbus_param_read(handle->params[ALL_TYPES_BLOB], buf, size, &sample);
+	int r = pbus_param_read(&handle->params[ALL_TYPES_BLOB], buf, size, &sample);
 	if (r >= 0)
 		*ret_length = sample.length;
 	return r;
@@ -223,35 +224,35 @@ int all_types_set_blob(const struct all_types *handle, const void *value, size_t
 /* small_range: int64, -5..5, setting */
 static inline int all_types_get_small_range(const struct all_types *handle, int64_t *ret)
 {
-	return pbus_param_get_int64(handle->params[ALL_TYPES_SMALL_RANGE], ret);
+	return pbus_param_get_int64(&handle->params[ALL_TYPES_SMALL_RANGE], ret);
 }
 int all_types_set_small_range(const struct all_types *handle, int64_t value);
 
 /* capped: int64, -10..1000, setting */
 static inline int all_types_get_capped(const struct all_types *handle, int64_t *ret)
 {
-	return pbus_param_get_int64(handle->params[ALL_TYPES_CAPPED], ret);
+	return pbus_param_get_int64(&handle->params[ALL_TYPES_CAPPED], ret);
 }
 int all_types_set_capped(const struct all_types *handle, int64_t value);
 
 /* percent: int64, 0..100, setting */
 static inline int all_types_get_percent(const struct all_types *handle, int64_t *ret)
 {
-	return pbus_param_get_int64(handle->params[ALL_TYPES_PERCENT], ret);
+	return pbus_param_get_int64(&handle->params[ALL_TYPES_PERCENT], ret);
 }
 int all_types_set_percent(const struct all_types *handle, int64_t value);
 
 /* counter: uint64, persistent, noread, setting */
 static inline int all_types_get_counter(const struct all_types *handle, uint64_t *ret)
 {
-	return pbus_param_get_uint64(handle->params[ALL_TYPES_COUNTER], ret);
+	return pbus_param_get_uint64(&handle->params[ALL_TYPES_COUNTER], ret);
 }
 int all_types_set_counter(const struct all_types *handle, uint64_t value);
 
 /* temperature: float, degC, nosubscriptions, setting */
 static inline int all_types_get_temperature(const struct all_types *handle, float *ret)
 {
-	return pbus_param_get_float(handle->params[ALL_TYPES_TEMPERATURE], ret);
+	return pbus_param_get_float(&handle->params[ALL_TYPES_TEMPERATURE], ret);
 }
 int all_types_set_temperature(const struct all_types *handle, float value);
 
@@ -259,7 +260,7 @@ int all_types_set_temperature(const struct all_types *handle, float value);
 static inline int all_types_get_mode(const struct all_types *handle, enum all_types_mode *ret)
 {
 	int32_t value;
-	int r = pbus_param_get_enum(handle->params[ALL_TYPES_MODE], &value);
+	int r = pbus_param_get_enum(&handle->params[ALL_TYPES_MODE], &value);
 	if (r >= 0)
 		*ret = (enum all_types_mode)value;
 	return r;
@@ -271,7 +272,7 @@ static inline int all_types_get_values(const struct all_types *handle, int32_t *
 		size_t count, size_t *ret_count)
 {
 	struct pbus_sample sample;
-	int r = pbus_param_read(handle->params[ALL_TYPES_VALUES], values,
+	int r = pbus_param_read(&handle->params[ALL_TYPES_VALUES], values,
 				count * sizeof(*values), &sample);
 	if (r >= 0)
 		*ret_count = sample.length / sizeof(*values);
@@ -285,7 +286,7 @@ static inline int all_types_get_samples(const struct all_types *handle, double *
 		size_t count, size_t *ret_count)
 {
 	struct pbus_sample sample;
-	int r = pbus_param_read(handle->params[ALL_TYPES_SAMPLES], values,
+	int r = pbus_param_read(&handle->params[ALL_TYPES_SAMPLES], values,
 				count * sizeof(*values), &sample);
 	if (r >= 0)
 		*ret_count = sample.length / sizeof(*values);
@@ -299,7 +300,7 @@ static inline int all_types_get_switches(const struct all_types *handle, bool *v
 		size_t count, size_t *ret_count)
 {
 	struct pbus_sample sample;
-	int r = pbus_param_read(handle->params[ALL_TYPES_SWITCHES], values,
+	int r = pbus_param_read(&handle->params[ALL_TYPES_SWITCHES], values,
 				count * sizeof(*values), &sample);
 	if (r >= 0)
 		*ret_count = sample.length / sizeof(*values);
@@ -311,21 +312,21 @@ int all_types_set_switches(const struct all_types *handle, const bool *values,
 /* derived.offset: int16, mV, -500..500, persistent, rare. Channel offset. */
 static inline int all_types_get_derived_offset(const struct all_types *handle, int16_t *ret)
 {
-	return pbus_param_get_int16(handle->params[ALL_TYPES_DERIVED_OFFSET], ret);
+	return pbus_param_get_int16(&handle->params[ALL_TYPES_DERIVED_OFFSET], ret);
 }
 int all_types_set_derived_offset(const struct all_types *handle, int16_t value);
 
 /* derived.inner.gain: uint8, persistent, constant */
 static inline int all_types_get_derived_inner_gain(const struct all_types *handle, uint8_t *ret)
 {
-	return pbus_param_get_uint8(handle->params[ALL_TYPES_DERIVED_INNER_GAIN], ret);
+	return pbus_param_get_uint8(&handle->params[ALL_TYPES_DERIVED_INNER_GAIN], ret);
 }
 int all_types_set_derived_inner_gain(const struct all_types *handle, uint8_t value);
 
 /* derived.inner.invert: bool, persistent, constant */
 static inline int all_types_get_derived_inner_invert(const struct all_types *handle, bool *ret)
 {
-	return pbus_param_get_bool(handle->params[ALL_TYPES_DERIVED_INNER_INVERT], ret);
+	return pbus_param_get_bool(&handle->params[ALL_TYPES_DERIVED_INNER_INVERT], ret);
 }
 int all_types_set_derived_inner_invert(const struct all_types *handle, bool value);
 
@@ -334,7 +335,7 @@ static inline int all_types_get_derived_taps(const struct all_types *handle, uin
 		size_t count, size_t *ret_count)
 {
 	struct pbus_sample sample;
-	int r = pbus_param_read(handle->params[ALL_TYPES_DERIVED_TAPS], values,
+	int r = pbus_param_read(&handle->params[ALL_TYPES_DERIVED_TAPS], values,
 				count * sizeof(*values), &sample);
 	if (r >= 0)
 		*ret_count = sample.length / sizeof(*values);
@@ -346,14 +347,14 @@ int all_types_set_derived_taps(const struct all_types *handle, const uint16_t *v
 /* range.low: double, setting */
 static inline int all_types_get_range_low(const struct all_types *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[ALL_TYPES_RANGE_LOW], ret);
+	return pbus_param_get_double(&handle->params[ALL_TYPES_RANGE_LOW], ret);
 }
 int all_types_set_range_low(const struct all_types *handle, double value);
 
 /* range.high: double, setting */
 static inline int all_types_get_range_high(const struct all_types *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[ALL_TYPES_RANGE_HIGH], ret);
+	return pbus_param_get_double(&handle->params[ALL_TYPES_RANGE_HIGH], ret);
 }
 int all_types_set_range_high(const struct all_types *handle, double value);
 

@@ -67,11 +67,14 @@ int psu_open(const char *instance, unsigned flags, struct psu **ret)
 		goto fail;
 	}
 	for (i = 0; i < (uint32_t)PSU_PARAM_COUNT; i++) {
-		r = pbus_table_param(table, i, &handle->params[i]);
+		const struct pbus_param *param;
+
+		r = pbus_table_param(table, i, &param);
 		if (r < 0) {
 			free(handle);
 			goto fail;
 		}
+		handle->params[i] = *param;
 	}
 	handle->table = table;
 	*ret = handle;
@@ -94,47 +97,47 @@ int psu_set_voltage_setpoint(const struct psu *handle, double value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_double(handle->params[PSU_VOLTAGE_SETPOINT], value);
+	return pbus_param_set_double(&handle->params[PSU_VOLTAGE_SETPOINT], value);
 }
 
 int psu_set_current_setpoint(const struct psu *handle, double value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_double(handle->params[PSU_CURRENT_SETPOINT], value);
+	return pbus_param_set_double(&handle->params[PSU_CURRENT_SETPOINT], value);
 }
 
 int psu_set_output_enable(const struct psu *handle, bool value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_bool(handle->params[PSU_OUTPUT_ENABLE], value);
+	return pbus_param_set_bool(&handle->params[PSU_OUTPUT_ENABLE], value);
 }
 
 int psu_set_ovp_level(const struct psu *handle, double value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_double(handle->params[PSU_OVP_LEVEL], value);
+	return pbus_param_set_double(&handle->params[PSU_OVP_LEVEL], value);
 }
 
 int psu_set_limits_voltage(const struct psu *handle, double value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_double(handle->params[PSU_LIMITS_VOLTAGE], value);
+	return pbus_param_set_double(&handle->params[PSU_LIMITS_VOLTAGE], value);
 }
 
 int psu_set_limits_current(const struct psu *handle, double value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_double(handle->params[PSU_LIMITS_CURRENT], value);
+	return pbus_param_set_double(&handle->params[PSU_LIMITS_CURRENT], value);
 }
 
 int psu_set_fan_duty(const struct psu *handle, float value)
 {
 	if (handle == NULL)
 		return -EINVAL;
-	return pbus_param_set_float(handle->params[PSU_FAN_DUTY], value);
+	return pbus_param_set_float(&handle->params[PSU_FAN_DUTY], value);
 }

@@ -80,10 +80,11 @@ extern const char psu_schema_text[];
 extern const size_t psu_schema_length; /* bytes, without the final NUL */
 
 /* An opened instance. The fields are read by the inline getters; do not
- * change them. */
+ * change them. The parameters are held by value (copies, see struct
+ * pbus_param), so that a getter reaches its slot without a dependent load. */
 struct psu {
 	struct pbus_table *table;
-	const struct pbus_param *params[PSU_PARAM_COUNT];
+	struct pbus_param params[PSU_PARAM_COUNT];
 };
 
 /*
@@ -110,79 +111,79 @@ psu_param(const struct psu *handle, enum psu_param_index index)
 {
 	if ((unsigned)index >= (unsigned)PSU_PARAM_COUNT)
 		return NULL;
-	return handle->params[index];
+	return &handle->params[index];
 }
 
 /* identity.manufacturer: string, at most 32 bytes, readonly, constant. Manufacturer name. */
 static inline int psu_get_identity_manufacturer(const struct psu *handle, char *buf, size_t size)
 {
-	return pbus_param_get_string(handle->params[PSU_IDENTITY_MANUFACTURER], buf, size);
+	return pbus_param_get_string(&handle->params[PSU_IDENTITY_MANUFACTURER], buf, size);
 }
 
 /* identity.model: string, at most 32 bytes, readonly, constant. Model name. */
 static inline int psu_get_identity_model(const struct psu *handle, char *buf, size_t size)
 {
-	return pbus_param_get_string(handle->params[PSU_IDENTITY_MODEL], buf, size);
+	return pbus_param_get_string(&handle->params[PSU_IDENTITY_MODEL], buf, size);
 }
 
 /* identity.serial: string, at most 32 bytes, readonly, constant. Serial number. */
 static inline int psu_get_identity_serial(const struct psu *handle, char *buf, size_t size)
 {
-	return pbus_param_get_string(handle->params[PSU_IDENTITY_SERIAL], buf, size);
+	return pbus_param_get_string(&handle->params[PSU_IDENTITY_SERIAL], buf, size);
 }
 
 /* identity.firmware: string, at most 16 bytes, readonly, constant. Firmware version. */
 static inline int psu_get_identity_firmware(const struct psu *handle, char *buf, size_t size)
 {
-	return pbus_param_get_string(handle->params[PSU_IDENTITY_FIRMWARE], buf, size);
+	return pbus_param_get_string(&handle->params[PSU_IDENTITY_FIRMWARE], buf, size);
 }
 
 /* voltage_setpoint: double, V, 0..30, persistent, setting. Output voltage setpoint. */
 static inline int psu_get_voltage_setpoint(const struct psu *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[PSU_VOLTAGE_SETPOINT], ret);
+	return pbus_param_get_double(&handle->params[PSU_VOLTAGE_SETPOINT], ret);
 }
 int psu_set_voltage_setpoint(const struct psu *handle, double value);
 
 /* current_setpoint: double, A, 0..5, persistent, setting. Output current limit. */
 static inline int psu_get_current_setpoint(const struct psu *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[PSU_CURRENT_SETPOINT], ret);
+	return pbus_param_get_double(&handle->params[PSU_CURRENT_SETPOINT], ret);
 }
 int psu_set_current_setpoint(const struct psu *handle, double value);
 
 /* output_enable: bool, persistent, setting. Output switched on by the user. */
 static inline int psu_get_output_enable(const struct psu *handle, bool *ret)
 {
-	return pbus_param_get_bool(handle->params[PSU_OUTPUT_ENABLE], ret);
+	return pbus_param_get_bool(&handle->params[PSU_OUTPUT_ENABLE], ret);
 }
 int psu_set_output_enable(const struct psu *handle, bool value);
 
 /* ovp_level: double, V, 1..33, persistent, setting. Over-voltage protection level. */
 static inline int psu_get_ovp_level(const struct psu *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[PSU_OVP_LEVEL], ret);
+	return pbus_param_get_double(&handle->params[PSU_OVP_LEVEL], ret);
 }
 int psu_set_ovp_level(const struct psu *handle, double value);
 
 /* limits.voltage: double, V, 0..30, persistent, rare. Highest voltage setpoint accepted. */
 static inline int psu_get_limits_voltage(const struct psu *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[PSU_LIMITS_VOLTAGE], ret);
+	return pbus_param_get_double(&handle->params[PSU_LIMITS_VOLTAGE], ret);
 }
 int psu_set_limits_voltage(const struct psu *handle, double value);
 
 /* limits.current: double, A, 0..5, persistent, rare. Highest current setpoint accepted. */
 static inline int psu_get_limits_current(const struct psu *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[PSU_LIMITS_CURRENT], ret);
+	return pbus_param_get_double(&handle->params[PSU_LIMITS_CURRENT], ret);
 }
 int psu_set_limits_current(const struct psu *handle, double value);
 
 /* fan_duty: float, %, 0..100, persistent, setting. Cooling fan drive, in percent of full speed. */
 static inline int psu_get_fan_duty(const struct psu *handle, float *ret)
 {
-	return pbus_param_get_float(handle->params[PSU_FAN_DUTY], ret);
+	return pbus_param_get_float(&handle->params[PSU_FAN_DUTY], ret);
 }
 int psu_set_fan_duty(const struct psu *handle, float value);
 
@@ -190,7 +191,7 @@ int psu_set_fan_duty(const struct psu *handle, float value);
 static inline int psu_get_output_state(const struct psu *handle, enum psu_output_state *ret)
 {
 	int32_t value;
-	int r = pbus_param_get_enum(handle->params[PSU_OUTPUT_STATE], &value);
+	int r = pbus_param_get_enum(&handle->params[PSU_OUTPUT_STATE], &value);
 	if (r >= 0)
 		*ret = (enum psu_output_state)value;
 	return r;
@@ -200,7 +201,7 @@ static inline int psu_get_output_state(const struct psu *handle, enum psu_output
 static inline int psu_get_trip_cause(const struct psu *handle, enum psu_trip_cause *ret)
 {
 	int32_t value;
-	int r = pbus_param_get_enum(handle->params[PSU_TRIP_CAUSE], &value);
+	int r = pbus_param_get_enum(&handle->params[PSU_TRIP_CAUSE], &value);
 	if (r >= 0)
 		*ret = (enum psu_trip_cause)value;
 	return r;
@@ -209,31 +210,31 @@ static inline int psu_get_trip_cause(const struct psu *handle, enum psu_trip_cau
 /* measured_voltage: double, V, readonly, live. Measured output voltage. */
 static inline int psu_get_measured_voltage(const struct psu *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[PSU_MEASURED_VOLTAGE], ret);
+	return pbus_param_get_double(&handle->params[PSU_MEASURED_VOLTAGE], ret);
 }
 
 /* measured_current: double, A, readonly, live. Measured output current. */
 static inline int psu_get_measured_current(const struct psu *handle, double *ret)
 {
-	return pbus_param_get_double(handle->params[PSU_MEASURED_CURRENT], ret);
+	return pbus_param_get_double(&handle->params[PSU_MEASURED_CURRENT], ret);
 }
 
 /* temperature: float, degC, -40..150, readonly, live. Heat-sink temperature. */
 static inline int psu_get_temperature(const struct psu *handle, float *ret)
 {
-	return pbus_param_get_float(handle->params[PSU_TEMPERATURE], ret);
+	return pbus_param_get_float(&handle->params[PSU_TEMPERATURE], ret);
 }
 
 /* interlock_open: bool, readonly, rare. The rear-panel safety interlock is open. */
 static inline int psu_get_interlock_open(const struct psu *handle, bool *ret)
 {
-	return pbus_param_get_bool(handle->params[PSU_INTERLOCK_OPEN], ret);
+	return pbus_param_get_bool(&handle->params[PSU_INTERLOCK_OPEN], ret);
 }
 
 /* status_text: string, at most 128 bytes, readonly, nosubscriptions, rare. Latest status or alarm message, empty when all is well. */
 static inline int psu_get_status_text(const struct psu *handle, char *buf, size_t size)
 {
-	return pbus_param_get_string(handle->params[PSU_STATUS_TEXT], buf, size);
+	return pbus_param_get_string(&handle->params[PSU_STATUS_TEXT], buf, size);
 }
 
 #ifdef __cplusplus

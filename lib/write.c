@@ -156,6 +156,24 @@ static bool scalar_type(unsigned type)
 	return !(type & PBUS_TYPE_ARRAY_FLAG) && type != PBUS_TYPE_STRING && type != PBUS_TYPE_BYTES;
 }
 
+/* The @size (1, 2, 4 or 8) bytes at @value as the stored word: little-endian,
+ * zero-padded. One load each; memcpy() with a variable size would be a
+ * call. */
+static uint64_t scalar_bits(const void *value, size_t size)
+{
+	uint8_t v8;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (size) {
+	case 1: memcpy(&v8, value, 1); return v8;
+	case 2: memcpy(&v16, value, 2); return v16;
+	case 4: memcpy(&v32, value, 4); return v32;
+	default: memcpy(&v64, value, 8); return v64;
+	}
+}
+
 static bool table_gone(const struct pbus_table *table)
 {
 	return __atomic_load_n(&table->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE;
@@ -181,13 +199,12 @@ static int write_scalar(struct pbus_table *table, uint32_t index, const void *va
 	unsigned char *slot = (unsigned char *)table->params[index].slot_;
 	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
 	uint64_t *writing = &table->aux[index].writing;
-	uint64_t me = pbus_thread_token_, ts, s;
-	uint64_t bits = 0;
+	uint64_t me = pbus_thread_token_, ts, s, bits;
 	struct pbus_write_claim claim;
 	unsigned char *copy;
 
 	__builtin_prefetch(slot, 1, 3);
-	memcpy(&bits, value, size); /* little-endian, zero-padded */
+	bits = scalar_bits(value, size);
 	ts = timestamp_ns ? timestamp_ns : pbus_value_clock_ns();
 	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0 ||
 			     __atomic_load_n(&head->lock, __ATOMIC_RELAXED) != (PBUS_LOCK_BIASED | me), 0))

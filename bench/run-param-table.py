@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Benchmark scenario 1, the parameter table (docs/benchmarks.md).
 
-Runs the variants of bench/param-table.c side by side, interleaved, under one
-placement, and writes build/bench/param-table.json and a table.
+Runs the variants of bench/param-table.c side by side, interleaved, every
+variant of a round under the same placement, and writes
+build/bench/param-table.json and a table.
 
     bench/run-param-table.py [--quick] BUILD_DIR
 
@@ -11,12 +12,16 @@ BUILD_DIR holds bench/param-table-<variant> and daemon/pbusd. For the
 parambus variant every run starts a fresh pbusd on bench/schemas/
 param-table.pbs (instance bench-<pid>) and stops it with SIGTERM afterwards.
 
-Runs (full mode: 5 rounds of the first two, 1 of the third; --quick
+Runs (full mode: 6 rounds of the first two, 1 of the third; --quick
 shortens all of them and does one round):
   uncontended  one Displayer, no writers, 3 s, pinned to the last CPU;
-  2+2          Displayer 1 and 2, Randomizer 200 and Randomizer 2, 5 s, each
-               free to run on every CPU (--placement pairs pins them);
-  60hz         the same four at 60 iterations per second, 10 s.
+  2+2          Displayer 1 and 2, Randomizer 200 and Randomizer 2, 5 s, pinned
+               two to a CPU; round r uses pairing r % 3 of PAIRINGS for every
+               variant (--placement rotate, the default), so that each
+               variant meets each pairing equally often and a round compares
+               variants under one placement;
+  60hz         the same four at 60 iterations per second, 10 s, in round 0's
+               pairing.
 Every round runs every variant once per scenario, in an order rotated by one
 each round. A variant's figure for a process is the median of all its 100 ms
 windows over all rounds; the per-round ratios are in the JSON too. A run in which other processes used more than --disturbed of
@@ -55,6 +60,15 @@ PROCS = {
 }
 PROCS["60hz"] = PROCS["2+2"]
 COLUMNS = ["displayer1", "displayer2", "randomizer2", "randomizer200"]
+# The three ways to put the four processes two to a CPU: which pair shares a
+# CPU decides how often a read meets a write, so the figures of one variant
+# differ by up to 3x between them (the third is the hardest: while a
+# Displayer runs, a Randomizer always runs on the other CPU).
+PAIRINGS = [
+    ("D1+R200 & D2+R2", ({"displayer1", "randomizer200"}, {"displayer2", "randomizer2"})),
+    ("D1+R2 & D2+R200", ({"displayer1", "randomizer2"}, {"displayer2", "randomizer200"})),
+    ("D1+D2 & R2+R200", ({"displayer1", "displayer2"}, {"randomizer2", "randomizer200"})),
+]
 LABEL = {"displayer1": "Displayer 1", "displayer2": "Displayer 2",
          "randomizer2": "Randomizer 2", "randomizer200": "Randomizer 200"}
 
@@ -198,15 +212,22 @@ class Daemon:
         return None if rc == 0 else "pbusd exited with %d: %s" % (rc, self.logtext())
 
 
-def placement(scenario, procname, cpus, mode):
+def pairing(mode, rd):
+    """The index in PAIRINGS that round @rd uses under @mode, or None
+    (unpinned)."""
+    return {"rotate": rd % len(PAIRINGS), "pairs": 0}.get(mode)
+
+
+def placement(scenario, procname, cpus, mode, rd):
     if scenario == "uncontended":
         return {cpus[-1]}
-    if mode == "pairs" and len(cpus) >= 2:
-        return {cpus[0]} if procname in ("displayer1", "randomizer200") else {cpus[1]}
-    return set(cpus)
+    k = pairing(mode, rd)
+    if k is None or len(cpus) < 2:
+        return set(cpus)
+    return {cpus[0]} if procname in PAIRINGS[k][1][0] else {cpus[1]}
 
 
-def run_once(cfg, variant, scenario, seconds, tmp):
+def run_once(cfg, variant, scenario, seconds, tmp, rd):
     """One run of one variant in one scenario: returns its record."""
     build = cfg.build
     tag = "%d-%s" % (os.getpid(), variant)
@@ -229,7 +250,7 @@ def run_once(cfg, variant, scenario, seconds, tmp):
             out = os.path.join(tmp, "%s-%s-%s.json" % (variant, scenario, name))
             if os.path.exists(out):
                 os.unlink(out)
-            cpuset = placement(scenario, name, cfg.cpus, cfg.placement)
+            cpuset = placement(scenario, name, cfg.cpus, cfg.placement, rd)
             argv = [binary(build, variant), "run", "--role", role, "--n", str(n),
                     "--id", str(wid), "--target", target, "--start-ns", str(start_ns),
                     "--windows", str(windows), "--out", out]
@@ -281,6 +302,9 @@ def run_once(cfg, variant, scenario, seconds, tmp):
     rec = {
         "variant": variant, "scenario": scenario, "seconds": dur, "windows": windows,
         "procs": results, "problems": problems, "cpus_watched": sorted(used),
+        "pairing": (PAIRINGS[pairing(cfg.placement, rd)][0]
+                    if scenario != "uncontended" and pairing(cfg.placement, rd) is not None
+                    and len(cfg.cpus) >= 2 else None),
         "other_cpu_fraction": round(max(0, other) / capacity, 4),
         "steal_fraction": round((s1["steal"] - s0["steal"]) / capacity, 4),
     }
@@ -312,14 +336,14 @@ def wait_quiet(cfg, cpus, log):
             said = True
 
 
-def run_checked(cfg, variant, scenario, seconds, tmp, log):
+def run_checked(cfg, variant, scenario, seconds, tmp, rd, log):
     """run_once, repeated while disturbed; keeps the least disturbed attempt."""
     best = None
     for attempt in range(1, cfg.attempts + 1):
-        cpus = set().union(*(placement(scenario, p[0], cfg.cpus, cfg.placement)
+        cpus = set().union(*(placement(scenario, p[0], cfg.cpus, cfg.placement, rd)
                              for p in PROCS[scenario]))
         waited = wait_quiet(cfg, cpus, log) if cfg.quiet_wait > 0 else 0
-        rec = run_once(cfg, variant, scenario, seconds, tmp)
+        rec = run_once(cfg, variant, scenario, seconds, tmp, rd)
         rec["waited_for_quiet_s"] = waited
         rec["attempt"] = attempt
         score = max(rec["other_cpu_fraction"], rec["steal_fraction"])
@@ -378,6 +402,15 @@ def displayer_rate(s):
     return (s["displayer1"]["mops_median"] + s["displayer2"]["mops_median"]) / 2
 
 
+def beaten_by(summary, p22):
+    """The lock-based variants of @summary that beat @p22 (a 2+2 summary) on
+    Displayer and Randomizer 200 throughput at once."""
+    return [v for v in LOCK_VARIANTS if "2+2" in summary.get(v, {})
+            and displayer_rate(summary[v]["2+2"]) > displayer_rate(p22)
+            and summary[v]["2+2"]["randomizer200"]["mops_median"]
+            > p22["randomizer200"]["mops_median"]]
+
+
 def keys(summary, runs):
     pb, floor = summary["parambus"], summary["none"]
     res = {}
@@ -396,10 +429,7 @@ def keys(summary, runs):
     res["best_lock_displayer"] = best_d
     res["best_lock_randomizer"] = best_r
     res["worst_window_ops"] = min(p["worst_window_ops"] for p in p22.values())
-    dominators = [v for v in LOCK_VARIANTS
-                  if displayer_rate(summary[v]["2+2"]) > displayer_rate(p22)
-                  and summary[v]["2+2"]["randomizer200"]["mops_median"]
-                  > p22["randomizer200"]["mops_median"]]
+    dominators = beaten_by(summary, p22)
     res["dominated_by"] = len(dominators)
     res["dominated_by_variants"] = dominators
     # The same writes, each Randomizer pass as one batch (an acquisition
@@ -409,10 +439,7 @@ def keys(summary, runs):
         res["batch_randomizer_vs_floor"] = ratio(b22["randomizer200"]["mops_median"],
                                                  f22["randomizer200"]["mops_median"])
         res["batch_displayer_vs_floor"] = ratio(displayer_rate(b22), displayer_rate(f22))
-        res["batch_dominated_by"] = len([v for v in LOCK_VARIANTS
-                                         if displayer_rate(summary[v]["2+2"]) > displayer_rate(b22)
-                                         and summary[v]["2+2"]["randomizer200"]["mops_median"]
-                                         > b22["randomizer200"]["mops_median"]])
+        res["batch_dominated_by"] = len(beaten_by(summary, b22))
     if "60hz" in pb:
         res["cpu_percent_60hz_max"] = max(max(p["cpu_percent"]) for p in pb["60hz"].values())
         res["cpu_percent_60hz_max_precise"] = max(max(p["cpu_percent_precise"])
@@ -446,6 +473,25 @@ def keys(summary, runs):
                 and (med(v, "2+2", "displayer1") + med(v, "2+2", "displayer2")) / 2 > d[0]
                 and med(v, "2+2", "randomizer200") > pr))
     res["per_round"] = per_round
+    # The 2+2 ratios within each pairing (the rounds that used it, pooled).
+    per_pairing = {}
+    for name, _ in PAIRINGS:
+        chosen = [r for r in runs if r["scenario"] == "2+2" and r.get("pairing") == name]
+        sub = summarise(chosen)
+        if "2+2" not in sub.get("parambus", {}) or "2+2" not in sub.get("none", {}):
+            continue
+        p, f = sub["parambus"]["2+2"], sub["none"]["2+2"]
+        per_pairing[name] = {
+            "rounds": len({r["round"] for r in chosen}),
+            "displayer_vs_floor": ratio(displayer_rate(p), displayer_rate(f)),
+            "randomizer_vs_floor": ratio(p["randomizer200"]["mops_median"],
+                                         f["randomizer200"]["mops_median"]),
+            "dominated_by": len(beaten_by(sub, p)),
+            "mops": {v: [round(displayer_rate(sub[v]["2+2"]), 1),
+                         round(sub[v]["2+2"]["randomizer200"]["mops_median"], 1)]
+                     for v in sub if "2+2" in sub[v]},
+        }
+    res["per_pairing"] = per_pairing
     return res
 
 
@@ -463,7 +509,7 @@ def target_met(value, op, limit):
 
 def table(summary, res, machine, cfg):
     lines = []
-    lines.append("2 + 2 run, Mops/s (median of 100 ms windows), %s placement:" % cfg.placement)
+    lines.append("2 + 2 run, Mops/s (median of 100 ms windows), placement %s:" % cfg.placement)
     lines.append("| variant | Displayer 1 | Displayer 2 | Randomizer 2 | Randomizer 200 "
                  "| worst window | torn |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
@@ -492,6 +538,18 @@ def table(summary, res, machine, cfg):
             k, val, op, lim, "met" if target_met(val, op, lim) else "MISSED"))
     for k in ("displayer_vs_best_lock", "randomizer_vs_best_lock"):
         lines.append("| `%s` | %s | | |" % (k, res.get(k)))
+    if res.get("per_pairing"):
+        lines.append("")
+        lines.append("2 + 2 by pairing (Displayer mean / Randomizer 200, Mops/s):")
+        lines.append("| pairing | rounds | none | seqlock-param | parambus | displayer_vs_floor "
+                     "| randomizer_vs_floor | dominated_by |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for name, pp in res["per_pairing"].items():
+            m = pp["mops"]
+            cell = lambda v: "%.1f / %.1f" % tuple(m[v]) if v in m else "-"
+            lines.append("| %s | %d | %s | %s | %s | %s | %s | %d |" % (
+                name, pp["rounds"], cell("none"), cell("seqlock-param"), cell("parambus"),
+                pp["displayer_vs_floor"], pp["randomizer_vs_floor"], pp["dominated_by"]))
     return "\n".join(lines)
 
 
@@ -502,12 +560,13 @@ def main():
     ap.add_argument("build", help="the CMake build directory")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run of a few seconds (figures not for reporting)")
-    ap.add_argument("--rounds", type=int, help="rounds (full: 5, quick: 1)")
+    ap.add_argument("--rounds", type=int, help="rounds (full: 6, quick: 1)")
     ap.add_argument("--rounds-60hz", type=int, help="rounds of the 60 Hz run (full: 1)")
-    ap.add_argument("--placement", choices=["shared", "pairs"], default="shared",
-                    help="2+2 and 60 Hz: 'shared' lets every process run on every CPU "
-                         "(default); 'pairs' pins Displayer 1 + Randomizer 200 to the "
-                         "first CPU and Displayer 2 + Randomizer 2 to the second")
+    ap.add_argument("--placement", choices=["rotate", "pairs", "shared"], default="rotate",
+                    help="2+2 and 60 Hz: 'rotate' (default) pins the four two to a CPU, "
+                         "round r in pairing r %% 3 (D1+R200 & D2+R2, D1+R2 & D2+R200, "
+                         "D1+D2 & R2+R200) for every variant; 'pairs' always in the "
+                         "first; 'shared' lets every process run on every CPU")
     ap.add_argument("--disturbed", type=float, default=0.05,
                     help="fraction of the machine others may use before a run is repeated")
     ap.add_argument("--attempts", type=int, help="attempts per run (full: 3, quick: 1)")
@@ -534,7 +593,7 @@ def main():
         cfg.lead = 0.15
     else:
         durations = {"uncontended": 3.0, "2+2": 5.0, "60hz": 10.0}
-        cfg.rounds = cfg.rounds or 5
+        cfg.rounds = cfg.rounds or 6
         cfg.rounds_60hz = cfg.rounds_60hz or 1
         cfg.attempts = cfg.attempts or 3
         cfg.quiet_wait = 120 if cfg.quiet_wait is None else cfg.quiet_wait
@@ -569,7 +628,7 @@ def main():
                 for v in order:
                     schedule.append((rd, scenario, v))
         for rd, scenario, v in schedule:
-            rec = run_checked(cfg, v, scenario, durations[scenario], tmp, log)
+            rec = run_checked(cfg, v, scenario, durations[scenario], tmp, rd, log)
             rec["round"] = rd
             runs.append(rec)
             failures += rec["problems"]
@@ -597,9 +656,11 @@ def main():
             "placement_detail": {
                 "uncontended": "the Displayer pinned to CPU %d" % cfg.cpus[-1],
                 "2+2": ("every process may run on CPUs %s" % cfg.cpus
-                        if cfg.placement == "shared" else
-                        "Displayer 1 + Randomizer 200 on CPU %d, Displayer 2 + "
-                        "Randomizer 2 on CPU %d" % (cfg.cpus[0], cfg.cpus[-1])),
+                        if pairing(cfg.placement, 0) is None else
+                        "pinned two to a CPU (CPU %d | CPU %d): %s" % (
+                            cfg.cpus[0], cfg.cpus[-1],
+                            "; ".join("round %d: %s" % (rd, PAIRINGS[pairing(cfg.placement, rd)][0])
+                                      for rd in range(cfg.rounds)))),
             },
             "disturbed_threshold": cfg.disturbed, "attempts": cfg.attempts,
             "quiet_wait_s": cfg.quiet_wait,

@@ -142,15 +142,25 @@ WRITE_PATH int check_access(const struct pbus_table *table, const struct pbus_pa
 /* Every check a write must pass, without writing. */
 static int check_write(const struct pbus_table *table, const struct pbus_write *w)
 {
+	const struct pbus_param *p;
 	int r;
 
 	if (w->index >= table->param_count)
 		return -ENOENT;
-	r = check_access(table, &table->params[w->index]);
+	p = &table->params[w->index];
+	r = check_access(table, p);
 	if (r < 0)
 		return r;
 	if (w->status > PBUS_STATUS_INVALID)
 		return -EINVAL;
+	/* A number without limits takes any bits of its size: what
+	 * pbus_value_check() would find, without its typeinfo (in a batch of
+	 * hundreds, each a cache line of its own). */
+	if (p->flags_ & PBUS_PARAM_ANY_BITS_) {
+		if (w->length > p->value_size_)
+			return -EMSGSIZE;
+		return w->length == p->value_size_ && w->value ? 0 : -EINVAL;
+	}
 	return pbus_value_check(&table->types[w->index], w->value, w->length);
 }
 

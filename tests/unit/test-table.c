@@ -358,6 +358,20 @@ static void batches_are_all_or_nothing(void)
 	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), 0);
 	CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &now), 0);
 	CHECK(now == 5);
+	/* A number without limits (i32, index 3) takes any bits, but only of
+	 * its own size and from somewhere. */
+	{
+		int32_t i32 = -7, got = 0;
+		int64_t wide = 1;
+
+		CHECK_EQ_INT(pbus_param_set(find(w, "i32"), &i32, 2), -EINVAL);
+		CHECK_EQ_INT(pbus_param_set(find(w, "i32"), &wide, 8), -EMSGSIZE);
+		CHECK_EQ_INT(pbus_param_set(find(w, "i32"), NULL, 4), -EINVAL);
+		CHECK_EQ_INT(pbus_param_seq(find(w, "i32")), 0);
+		CHECK_EQ_INT(pbus_param_set(find(w, "i32"), &i32, 4), 0);
+		CHECK_EQ_INT(pbus_param_get_int32(find(w, "i32"), &got), 0);
+		CHECK_EQ_INT(got, -7);
+	}
 	pbus_table_close(w);
 	pbus_instance_remove(owner);
 }

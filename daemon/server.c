@@ -694,10 +694,6 @@ static void handle_get(struct server *s, struct client *c, uint32_t id, struct p
 				   s->schema->params[i].name);
 			goto out;
 		}
-		/* Ask for every slot now: at 60 requests a second each one is a
-		 * cache miss, and misses asked for together overlap instead of
-		 * coming one value at a time. */
-		__builtin_prefetch(s->params[i]->slot_);
 	}
 	start = pbus_wire_begin(&c->tx, PBUS_WIRE_VALUES, id);
 	pbus_wire_u32(&c->tx, (uint32_t)count);

@@ -53,7 +53,8 @@ int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,
 		size_t off;
 
 		sample.timestamp_ns = __atomic_load_n(&ch->timestamp_ns, PBUS_DATA_LOAD_ORDER_);
-		sample.status = __atomic_load_n(&ch->status, PBUS_DATA_LOAD_ORDER_);
+		/* The status's low byte, as the inline reader takes it. */
+		sample.status = __atomic_load_n((const uint8_t *)&ch->status, PBUS_DATA_LOAD_ORDER_);
 		sample.length = __atomic_load_n(&ch->length, PBUS_DATA_LOAD_ORDER_);
 		sample.seq = s1;
 		/* A length read from a copy being rewritten may be anything: bound

@@ -342,10 +342,18 @@ PBUS_API int pbus_watch_next(struct pbus_watch *watch, uint32_t *ret_index);
  * every caller, so after inlining only one load of the switch remains. The
  * value is loaded with one atomic load of its own width, so even an
  * unsynchronised copy could not tear it; the version check is what makes the
- * value and its status belong to the same write.
+ * value and its status belong to the same write. The value comes back in
+ * *@ret zero-extended, so that the caller takes its bytes in whichever
+ * register it needs (a double read as bits never passes through a vector
+ * register), and the status is the field's low byte (docs/segment-format.md
+ * §2.5: a writer stores 0 to 3), so the compiler knows it is not negative.
+ * The segment is little-endian; so must the host be.
  */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "parambus maps its little-endian segment directly: a little-endian host is required"
+#endif
 static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsigned type,
-					  void *ret, unsigned size)
+					  uint64_t *ret, unsigned size)
 {
 	const unsigned char *slot = param->slot_;
 	const uint64_t *seqp = (const uint64_t *)(const void *)(slot + PBUS_SLOT_SEQ_OFFSET);
@@ -368,7 +376,7 @@ static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsign
 	case 4: v32 = __atomic_load_n((const uint32_t *)value, PBUS_DATA_LOAD_ORDER_); break;
 	default: v64 = __atomic_load_n((const uint64_t *)value, PBUS_DATA_LOAD_ORDER_); break;
 	}
-	status = __atomic_load_n((const uint32_t *)(const void *)(copy + PBUS_COPY_STATUS_OFFSET),
+	status = __atomic_load_n((const uint8_t *)(copy + PBUS_COPY_STATUS_OFFSET),
 				 PBUS_DATA_LOAD_ORDER_);
 	PBUS_READ_FENCE_();
 	if (__builtin_expect(__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1, 0)) {
@@ -377,23 +385,23 @@ static inline int pbus_param_read_scalar_(const struct pbus_param *param, unsign
 		 * reader's turn (docs/segment-format.md §4.5), so no writer can
 		 * starve it. It reads into a variable of its own, so that the
 		 * caller's stays in a register on this path. */
+		retry = 0; /* zero-extended, as the loads below */
 		r = pbus_param_read(param, &retry, size, (struct pbus_sample *)0);
-		if (r >= 0)
-			__builtin_memcpy(ret, &retry, size);
+		*ret = retry;
 		return r;
 	}
 	switch (size) {
-	case 1: __builtin_memcpy(ret, &v8, 1); break;
-	case 2: __builtin_memcpy(ret, &v16, 2); break;
-	case 4: __builtin_memcpy(ret, &v32, 4); break;
-	default: __builtin_memcpy(ret, &v64, 8); break;
+	case 1: *ret = v8; break;
+	case 2: *ret = v16; break;
+	case 4: *ret = v32; break;
+	default: *ret = v64; break;
 	}
 	return (int)status;
 }
 
 static inline int pbus_param_get_bool(const struct pbus_param *param, bool *ret)
 {
-	uint8_t raw;
+	uint64_t raw;
 	int r = pbus_param_read_scalar_(param, PBUS_TYPE_BOOL, &raw, 1);
 	if (r >= 0)
 		*ret = raw != 0;
@@ -403,10 +411,10 @@ static inline int pbus_param_get_bool(const struct pbus_param *param, bool *ret)
 #define PBUS_DEFINE_INLINE_GETTER_(suffix, ctype, type_code)                             \
 	static inline int pbus_param_get_##suffix(const struct pbus_param *param, ctype *ret) \
 	{                                                                                \
-		ctype v;                                                                 \
-		int r = pbus_param_read_scalar_(param, type_code, &v, (unsigned)sizeof(v)); \
+		uint64_t bits;                                                           \
+		int r = pbus_param_read_scalar_(param, type_code, &bits, (unsigned)sizeof(ctype)); \
 		if (r >= 0)                                                              \
-			*ret = v;                                                        \
+			__builtin_memcpy(ret, &bits, sizeof(ctype));                    \
 		return r;                                                                \
 	}
 

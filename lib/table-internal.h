@@ -190,6 +190,9 @@ static inline uint64_t pbus_value_clock_ns(void)
 #define PBUS_LOCK_STATE_MASK (UINT64_C(3) << 62)
 #define PBUS_LOCK_BIASED (UINT64_C(1) << 62)
 #define PBUS_LOCK_SHARED (UINT64_C(2) << 62)
+/* On a held word (a token): some writer sleeps on the word's futex (its low
+ * 32 bits) until the holder lets go. */
+#define PBUS_LOCK_WAITERS (UINT64_C(1) << 61)
 /* A token: tid (22 bits, Linux's PID_MAX_LIMIT) | start time token << 22. */
 #define PBUS_TOKEN_TID_BITS 22
 #define PBUS_TOKEN_MASK ((UINT64_C(1) << 52) - 1)
@@ -271,12 +274,15 @@ static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock,
 	return pbus_write_claim_slow(c, lock, writing, may_bias);
 }
 
+/* Wake the writers asleep on @lock (pbus_write_release()). */
+void pbus_write_wake_waiters(uint64_t *lock);
+
 static inline void pbus_write_release(const struct pbus_write_claim *c)
 {
 	if (c->biased)
 		__atomic_store_n(c->writing, 0, __ATOMIC_RELEASE);
-	else
-		__atomic_store_n(c->lock, c->unlock_to, __ATOMIC_RELEASE);
+	else if (__atomic_exchange_n(c->lock, c->unlock_to, __ATOMIC_RELEASE) & PBUS_LOCK_WAITERS)
+		pbus_write_wake_waiters(c->lock);
 }
 
 /* Does the thread with @tid and start token @start still run? (Exited,

@@ -12,6 +12,9 @@
  *   SHARED              free; a second writer came while the owner lived,
  *                       so the parameter is never biased again
  *
+ * and a held word (a token) may carry WAITERS: a writer sleeps on the
+ * word's futex until the holder lets go (pbus_write_release()).
+ *
  * Why never again: a revoked owner may be late, between its first look at
  * the word and its announcement in aux.writing; if the parameter had a new
  * owner by then, that late store would overwrite the new owner's
@@ -48,7 +51,7 @@
 
 #include "table-internal.h"
 
-#define SPINS_BEFORE_YIELD 200
+#define SPINS_BEFORE_WAITING 200
 #define FIRST_CHECK_NS 50000        /* check a holder's life after 50 us ... */
 #define CHECK_INTERVAL_NS 1000000   /* ... then every millisecond */
 #define LIVE_HOLDER_TIMEOUT_NS 1000000000 /* one live holder (SIGSTOPped) */
@@ -116,6 +119,18 @@ int pbus_asym_barrier(void)
 	return r;
 }
 
+void pbus_write_wake_waiters(uint64_t *lock)
+{
+	pbus_futex_wake_all((const uint32_t *)(const void *)lock);
+}
+
+/* Leave the word we hold as @value, waking whoever sleeps on it. */
+static void hand_over(uint64_t *lock, uint64_t value)
+{
+	if (__atomic_exchange_n(lock, value, __ATOMIC_RELEASE) & PBUS_LOCK_WAITERS)
+		pbus_write_wake_waiters(lock);
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -148,7 +163,7 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
 		/* Without the barrier we cannot know; leave the word as a
 		 * revocation the next writer must complete. */
 		w = __atomic_load_n(writing, __ATOMIC_ACQUIRE);
-		__atomic_store_n(lock, w ? PBUS_LOCK_BIASED | w : PBUS_LOCK_SHARED, __ATOMIC_RELEASE);
+		hand_over(lock, w ? PBUS_LOCK_BIASED | w : PBUS_LOCK_SHARED);
 		return r;
 	}
 	for (unsigned spins = 0; (w = __atomic_load_n(writing, __ATOMIC_ACQUIRE)) != 0; spins++) {
@@ -161,7 +176,7 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
 						    __ATOMIC_RELAXED);
 			continue;
 		}
-		if (spins < SPINS_BEFORE_YIELD) {
+		if (spins < SPINS_BEFORE_WAITING) {
 			cpu_relax();
 			continue;
 		}
@@ -183,7 +198,7 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
 			}
 		}
 		if (now - start > LIVE_HOLDER_TIMEOUT_NS) {
-			__atomic_store_n(lock, PBUS_LOCK_BIASED | w, __ATOMIC_RELEASE);
+			hand_over(lock, PBUS_LOCK_BIASED | w);
 			return -EBUSY;
 		}
 	}
@@ -240,38 +255,49 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 			r = quiesce(lock, writing, me);
 			if (r < 0 || !may_bias || thread_alive(owner))
 				return r;
-			__atomic_store_n(lock, PBUS_LOCK_BIASED | me, __ATOMIC_RELEASE);
+			hand_over(lock, PBUS_LOCK_BIASED | me);
 			continue; /* biased to us now: the fast path above */
 		}
-		/* Held by a writer: spin, then yield, and check now and then
-		 * that the holder still runs. */
-		if (spins < SPINS_BEFORE_YIELD) {
+		/* Held by a writer: spin a little (a holder running on another
+		 * CPU lets go within nanoseconds), then sleep until it lets go,
+		 * and check now and then that it still runs. Sleeping, not
+		 * yielding, is what lets a holder preempted on our own CPU run
+		 * and hand the word over at once: a yield gives it the rest of
+		 * its time slice, and it may be preempted holding again. */
+		if (spins < SPINS_BEFORE_WAITING) {
 			cpu_relax();
 			continue;
 		}
-		sched_yield();
 		/* The clocks below are measured per holder: a stream of different
 		 * live holders is contention, not a stuck holder. */
 		now = pbus_monotonic_ns();
-		if (cur != watched) {
-			watched = cur;
+		if ((cur & ~PBUS_LOCK_WAITERS) != watched) {
+			watched = cur & ~PBUS_LOCK_WAITERS;
 			since = now;
 			next_check = now + FIRST_CHECK_NS;
+		}
+		if (now < next_check) {
+			if (!(cur & PBUS_LOCK_WAITERS) &&
+			    !__atomic_compare_exchange_n(lock, &cur, cur | PBUS_LOCK_WAITERS, false,
+							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				continue;
+			/* Until the holder's release (which clears the low 32
+			 * bits' token) wakes us, or the next check is due. */
+			pbus_futex_wait((const uint32_t *)(const void *)lock, (uint32_t)cur, next_check);
 			continue;
 		}
-		if (now >= next_check) {
-			next_check = now + CHECK_INTERVAL_NS;
-			if (cur != me && !thread_alive(cur)) {
-				/* Take over from the dead holder (of several waiters
-				 * exactly one wins). It may have been revoking a
-				 * bias, so quiesce as a revoker does. */
-				if (!__atomic_compare_exchange_n(lock, &cur, me, false,
-								 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-					continue;
-				c->biased = false;
-				c->unlock_to = PBUS_LOCK_SHARED;
-				return quiesce(lock, writing, me);
-			}
+		next_check = now + CHECK_INTERVAL_NS;
+		if ((cur & ~PBUS_LOCK_WAITERS) != me && !thread_alive(cur)) {
+			/* Take over from the dead holder (of several waiters
+			 * exactly one wins). It may have been revoking a bias,
+			 * so quiesce as a revoker does. Others asleep on the
+			 * word wake at their next check. */
+			if (!__atomic_compare_exchange_n(lock, &cur, me, false, __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED))
+				continue;
+			c->biased = false;
+			c->unlock_to = PBUS_LOCK_SHARED;
+			return quiesce(lock, writing, me);
 		}
 		if (now - since > LIVE_HOLDER_TIMEOUT_NS)
 			return -EBUSY;

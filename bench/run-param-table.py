@@ -212,17 +212,19 @@ class Daemon:
         return None if rc == 0 else "pbusd exited with %d: %s" % (rc, self.logtext())
 
 
-def pairing(mode, rd):
-    """The index in PAIRINGS that round @rd uses under @mode, or None
-    (unpinned)."""
+def pairing(scenario, cpus, mode, rd):
+    """The index in PAIRINGS that @scenario's processes use in round @rd
+    under @mode, or None (uncontended, a single CPU, or unpinned)."""
+    if scenario == "uncontended" or len(cpus) < 2:
+        return None
     return {"rotate": rd % len(PAIRINGS), "pairs": 0}.get(mode)
 
 
 def placement(scenario, procname, cpus, mode, rd):
     if scenario == "uncontended":
         return {cpus[-1]}
-    k = pairing(mode, rd)
-    if k is None or len(cpus) < 2:
+    k = pairing(scenario, cpus, mode, rd)
+    if k is None:
         return set(cpus)
     return {cpus[0]} if procname in PAIRINGS[k][1][0] else {cpus[1]}
 
@@ -296,15 +298,14 @@ def run_once(cfg, variant, scenario, seconds, tmp, rd):
 
     dur = windows * WINDOW_S
     capacity = len(used) * dur * CLK_TCK
+    k = pairing(scenario, cfg.cpus, cfg.placement, rd)
     ours = sum(max(0, r["cpu_ticks"]) for r in results.values())
     daemon_ticks = (d1 - d0) if d0 is not None and d1 is not None else 0
     other = s1["busy"] - s0["busy"] - ours - daemon_ticks
     rec = {
         "variant": variant, "scenario": scenario, "seconds": dur, "windows": windows,
         "procs": results, "problems": problems, "cpus_watched": sorted(used),
-        "pairing": (PAIRINGS[pairing(cfg.placement, rd)][0]
-                    if scenario != "uncontended" and pairing(cfg.placement, rd) is not None
-                    and len(cfg.cpus) >= 2 else None),
+        "pairing": PAIRINGS[k][0] if k is not None else None,
         "other_cpu_fraction": round(max(0, other) / capacity, 4),
         "steal_fraction": round((s1["steal"] - s0["steal"]) / capacity, 4),
     }
@@ -656,11 +657,12 @@ def main():
             "placement_detail": {
                 "uncontended": "the Displayer pinned to CPU %d" % cfg.cpus[-1],
                 "2+2": ("every process may run on CPUs %s" % cfg.cpus
-                        if pairing(cfg.placement, 0) is None else
+                        if pairing("2+2", cfg.cpus, cfg.placement, 0) is None else
                         "pinned two to a CPU (CPU %d | CPU %d): %s" % (
                             cfg.cpus[0], cfg.cpus[-1],
-                            "; ".join("round %d: %s" % (rd, PAIRINGS[pairing(cfg.placement, rd)][0])
-                                      for rd in range(cfg.rounds)))),
+                            "; ".join("round %d: %s" % (
+                                rd, PAIRINGS[pairing("2+2", cfg.cpus, cfg.placement, rd)][0])
+                                for rd in range(cfg.rounds)))),
             },
             "disturbed_threshold": cfg.disturbed, "attempts": cfg.attempts,
             "quiet_wait_s": cfg.quiet_wait,

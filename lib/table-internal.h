@@ -274,15 +274,22 @@ static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock,
 	return pbus_write_claim_slow(c, lock, writing, may_bias);
 }
 
-/* Wake the writers asleep on @lock (pbus_write_release()). */
+/* Wake the writers asleep on @lock (pbus_write_hand_over()). */
 void pbus_write_wake_waiters(uint64_t *lock);
+
+/* Leave the lock word we hold as @value, waking whoever sleeps on it. */
+static inline void pbus_write_hand_over(uint64_t *lock, uint64_t value)
+{
+	if (__atomic_exchange_n(lock, value, __ATOMIC_RELEASE) & PBUS_LOCK_WAITERS)
+		pbus_write_wake_waiters(lock);
+}
 
 static inline void pbus_write_release(const struct pbus_write_claim *c)
 {
 	if (c->biased)
 		__atomic_store_n(c->writing, 0, __ATOMIC_RELEASE);
-	else if (__atomic_exchange_n(c->lock, c->unlock_to, __ATOMIC_RELEASE) & PBUS_LOCK_WAITERS)
-		pbus_write_wake_waiters(c->lock);
+	else
+		pbus_write_hand_over(c->lock, c->unlock_to);
 }
 
 /* Does the thread with @tid and start token @start still run? (Exited,

@@ -124,13 +124,6 @@ void pbus_write_wake_waiters(uint64_t *lock)
 	pbus_futex_wake_all((const uint32_t *)(const void *)lock);
 }
 
-/* Leave the word we hold as @value, waking whoever sleeps on it. */
-static void hand_over(uint64_t *lock, uint64_t value)
-{
-	if (__atomic_exchange_n(lock, value, __ATOMIC_RELEASE) & PBUS_LOCK_WAITERS)
-		pbus_write_wake_waiters(lock);
-}
-
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -163,7 +156,7 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
 		/* Without the barrier we cannot know; leave the word as a
 		 * revocation the next writer must complete. */
 		w = __atomic_load_n(writing, __ATOMIC_ACQUIRE);
-		hand_over(lock, w ? PBUS_LOCK_BIASED | w : PBUS_LOCK_SHARED);
+		pbus_write_hand_over(lock, w ? PBUS_LOCK_BIASED | w : PBUS_LOCK_SHARED);
 		return r;
 	}
 	for (unsigned spins = 0; (w = __atomic_load_n(writing, __ATOMIC_ACQUIRE)) != 0; spins++) {
@@ -198,7 +191,7 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
 			}
 		}
 		if (now - start > LIVE_HOLDER_TIMEOUT_NS) {
-			hand_over(lock, PBUS_LOCK_BIASED | w);
+			pbus_write_hand_over(lock, PBUS_LOCK_BIASED | w);
 			return -EBUSY;
 		}
 	}
@@ -255,7 +248,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 			r = quiesce(lock, writing, me);
 			if (r < 0 || !may_bias || thread_alive(owner))
 				return r;
-			hand_over(lock, PBUS_LOCK_BIASED | me);
+			pbus_write_hand_over(lock, PBUS_LOCK_BIASED | me);
 			continue; /* biased to us now: the fast path above */
 		}
 		/* Held by a writer: spin a little (a holder running on another

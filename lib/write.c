@@ -265,6 +265,7 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 		return first;
 	for (size_t i = 0; i < count; i++) {
 		struct pbus_write *w = &writes[i];
+		const struct pbus_param *p = &table->params[w->index];
 
 		/* The writes of one batch happen at one moment. */
 		if (w->timestamp_ns == 0 && now == 0)
@@ -272,9 +273,9 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 		/* Fetch the next slot's line while this one is written. */
 		if (i + 1 < count)
 			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);
-		if (scalar_type(table->params[w->index].type_)) {
+		if (scalar_type(p->type_)) {
 			/* (checked: the length is the type's size) */
-			w->result = write_scalar(table, &table->params[w->index], w->value, w->length,
+			w->result = write_scalar(table, p, w->value, w->length,
 						 w->timestamp_ns ? w->timestamp_ns : now, w->status,
 						 &w->seq, &wake);
 		} else {

@@ -48,7 +48,6 @@
 #define CLIENT_SNDBUF (16 << 10)
 #define REPLY_BACKLOG_MAX (4u << 20) /* a client that stops reading is closed */
 #define ACK_TIMEOUT_NS (10LL * 1000000000) /* a save that never comes: EIO */
-#define VALUE_MAX 65536
 
 struct subscription {
 	uint32_t id;
@@ -142,7 +141,6 @@ struct server {
 	struct pbus_write *set_writes;
 	int32_t *set_results;
 	uint64_t *set_seqs, *set_seen;
-	unsigned char *value_buf;
 	int64_t started_ns;
 	/* Statistics (server thread). */
 	uint64_t requests, notifications, values_notified, bytes_in, bytes_out, errors;
@@ -434,19 +432,39 @@ static bool numeric_scalar(unsigned type)
 	return type >= PBUS_TYPE_INT8 && type <= PBUS_TYPE_DOUBLE;
 }
 
-/* Append one value record of parameter @index as it is now. */
+/* Append one value record of parameter @index as it is now, read straight
+ * into @b (no copy in between). *ret_sample, if wanted, describes it, and
+ * *ret_value points at the value's bytes in @b until @b next grows. */
 static int append_value(struct server *s, struct pbus_wire_buf *b, uint32_t index,
-			struct pbus_sample *ret_sample)
+			struct pbus_sample *ret_sample, const unsigned char **ret_value)
 {
+	const struct pbus_param *p = s->params[index];
+	bool scalar = pbus_type_is_scalar(p->type_);
+	/* A scalar is read as its whole stored word, and the record trimmed. */
+	unsigned char *record = pbus_wire_value_reserve(b, scalar ? 8 : p->value_size_);
 	struct pbus_sample sample;
-	int r = pbus_param_read(s->params[index], s->value_buf, VALUE_MAX, &sample);
+	int r;
 
-	if (r < 0)
+	if (!record)
+		return -ENOMEM;
+	if (scalar) {
+		uint64_t word;
+
+		r = pbus_read_scalar_sample(p, &word, &sample);
+		memcpy(record + PBUS_WIRE_VALUE_HEAD, &word, 8);
+	} else {
+		r = pbus_param_read(p, record + PBUS_WIRE_VALUE_HEAD, p->value_size_, &sample);
+	}
+	if (r < 0) {
+		b->size = (size_t)(record - b->data);
 		return r;
-	pbus_wire_value(b, index, sample.status, sample.timestamp_ns, sample.seq, s->value_buf,
-			sample.length);
+	}
+	pbus_wire_value_commit(b, record, index, sample.status, sample.timestamp_ns, sample.seq,
+			       sample.length);
 	if (ret_sample)
 		*ret_sample = sample;
+	if (ret_value)
+		*ret_value = record + PBUS_WIRE_VALUE_HEAD;
 	return 0;
 }
 
@@ -491,6 +509,7 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		uint32_t index = sub->indexes[k];
 		unsigned type = s->schema->params[index].ti.type;
 		struct pbus_sample sample;
+		const unsigned char *value;
 		size_t record;
 
 		if (!(sub->pending[k / 64] & (UINT64_C(1) << (k % 64))))
@@ -503,7 +522,7 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 			count = 0;
 		}
 		record = c->tx.size;
-		if (append_value(s, &c->tx, index, &sample) < 0)
+		if (append_value(s, &c->tx, index, &sample, &value) < 0)
 			continue;
 		/* Already sent this version (a change reported after we read it). */
 		if (!sub->initial && sample.seq == sub->last_seq[k]) {
@@ -513,12 +532,12 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 		sub->last_seq[k] = sample.seq;
 		if (!sub->initial && sub->deadband > 0 && numeric_scalar(type) &&
 		    sample.status == sub->last_status[k] &&
-		    fabs(pbus_scalar_as_double(type, s->value_buf) - sub->last_sent[k]) < sub->deadband) {
+		    fabs(pbus_scalar_as_double(type, value) - sub->last_sent[k]) < sub->deadband) {
 			pbus_wire_cancel(&c->tx, record); /* too small a change */
 			continue;
 		}
 		if (numeric_scalar(type))
-			sub->last_sent[k] = pbus_scalar_as_double(type, s->value_buf);
+			sub->last_sent[k] = pbus_scalar_as_double(type, value);
 		sub->last_status[k] = sample.status;
 		count++;
 	}
@@ -668,8 +687,10 @@ static int read_indexes(struct server *s, struct client *c, uint32_t id, struct 
 		send_error(s, c, id, -ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
+	/* (the length is checked above) */
 	for (uint32_t k = 0; k < count; k++)
-		indexes[k] = pbus_wire_get_u32(r);
+		indexes[k] = pbus_le_load32(r->p + 4 * (size_t)k);
+	r->p += 4 * (size_t)count;
 	*ret = indexes;
 	return (int)count;
 }
@@ -698,7 +719,7 @@ static void handle_get(struct server *s, struct client *c, uint32_t id, struct p
 	start = pbus_wire_begin(&c->tx, PBUS_WIRE_VALUES, id);
 	pbus_wire_u32(&c->tx, (uint32_t)count);
 	for (int k = 0; k < count; k++)
-		append_value(s, &c->tx, indexes[k], NULL);
+		append_value(s, &c->tx, indexes[k], NULL, NULL);
 	if (!c->tx.failed && c->tx.size - start > s->max_frame) {
 		pbus_wire_cancel(&c->tx, start);
 		send_error(s, c, id, -EMSGSIZE, "the %d values take more than the frame limit of %u bytes; "
@@ -1396,12 +1417,11 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->own_version = calloc(s->param_count + 1, sizeof(*s->own_version));
 	s->param_gid = calloc(s->param_count + 1, sizeof(*s->param_gid));
 	s->params = calloc(s->param_count + 1, sizeof(*s->params));
-	s->value_buf = malloc(VALUE_MAX + 64);
 	s->set_writes = calloc(s->param_count + 1, sizeof(*s->set_writes));
 	s->set_results = calloc(s->param_count + 1, sizeof(*s->set_results));
 	s->set_seqs = calloc(s->param_count + 1, sizeof(*s->set_seqs));
 	s->set_seen = calloc(s->words, sizeof(*s->set_seen));
-	if (!s->changed || !s->changed_now || !s->own_version || !s->param_gid || !s->params || !s->value_buf ||
+	if (!s->changed || !s->changed_now || !s->own_version || !s->param_gid || !s->params ||
 	    !s->set_writes || !s->set_results || !s->set_seqs || !s->set_seen)
 		return -ENOMEM;
 	/* Every frame must fit max_frame: the schema text, and a NOTIFY (or
@@ -1515,7 +1535,6 @@ void server_stop(struct server *s)
 	free((void *)s->own_version);
 	free(s->param_gid);
 	free(s->params);
-	free(s->value_buf);
 	free(s->set_writes);
 	free(s->set_results);
 	free(s->set_seqs);

@@ -62,12 +62,20 @@ int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,
 		if (sample.length > param->value_size_)
 			sample.length = param->value_size_;
 		if (sample.length <= size) {
-			for (off = 0; off < sample.length; off += 8) {
+			/* Whole words with a fixed-size copy (a memcpy() of a
+			 * variable size would be a call per word), then the
+			 * last, partial one. */
+			for (off = 0; off + 8 <= sample.length; off += 8) {
 				uint64_t w = __atomic_load_n((const uint64_t *)(const void *)(value + off),
 							     PBUS_DATA_LOAD_ORDER_);
-				size_t n = sample.length - off < 8 ? sample.length - off : 8;
 
-				memcpy((unsigned char *)buf + off, &w, n);
+				memcpy((unsigned char *)buf + off, &w, 8);
+			}
+			if (off < sample.length) {
+				uint64_t w = __atomic_load_n((const uint64_t *)(const void *)(value + off),
+							     PBUS_DATA_LOAD_ORDER_);
+
+				memcpy((unsigned char *)buf + off, &w, sample.length - off);
 			}
 		}
 		PBUS_READ_FENCE_();

@@ -114,13 +114,50 @@ static inline const char *pbus_table_string(const struct pbus_table *table, uint
 #define PBUS_READ_TRIES_BEFORE_TURN 8
 #define PBUS_READER_TURN_NS 200000
 
+/* Values of 1 to 8 bytes in two copies of PBUS_SCALAR_COPY_STRIDE: the
+ * numbers, booleans and enums; not strings, byte buffers or arrays. */
+static inline bool pbus_type_is_scalar(unsigned type)
+{
+	return !(type & PBUS_TYPE_ARRAY_FLAG) && type != PBUS_TYPE_STRING && type != PBUS_TYPE_BYTES;
+}
+
+/* pbus_param_read() of a scalar (pbus_type_is_scalar()) with its sample,
+ * as the inline getters read: the stored word (little-endian, zero above
+ * the value's size) into *ret_word; the general reader if a write got in
+ * the way. For pbusd, whose replies read hundreds of values at a time. */
+static inline int pbus_read_scalar_sample(const struct pbus_param *param, uint64_t *ret_word,
+					  struct pbus_sample *ret_sample)
+{
+	const unsigned char *slot = param->slot_;
+	const uint64_t *seqp = (const uint64_t *)(const void *)(slot + PBUS_SLOT_SEQ_OFFSET);
+	uint64_t s1 = __atomic_load_n(seqp, __ATOMIC_ACQUIRE), timestamp, word;
+	const unsigned char *copy = slot + PBUS_SLOT_COPY0_OFFSET + (s1 & 1u) * PBUS_SCALAR_COPY_STRIDE;
+	uint8_t status;
+
+	timestamp = __atomic_load_n((const uint64_t *)(const void *)(copy + PBUS_COPY_TIMESTAMP_OFFSET),
+				    PBUS_DATA_LOAD_ORDER_);
+	status = __atomic_load_n(copy + PBUS_COPY_STATUS_OFFSET, PBUS_DATA_LOAD_ORDER_);
+	word = __atomic_load_n((const uint64_t *)(const void *)(copy + PBUS_COPY_VALUE_OFFSET),
+			       PBUS_DATA_LOAD_ORDER_);
+	PBUS_READ_FENCE_();
+	if (__builtin_expect(__atomic_load_n(seqp, __ATOMIC_RELAXED) != s1, 0)) {
+		*ret_word = 0;
+		return pbus_param_read(param, ret_word, param->value_size_, ret_sample);
+	}
+	*ret_word = word;
+	/* A scalar's length is its size: every write is checked for that. */
+	*ret_sample = (struct pbus_sample){.timestamp_ns = timestamp, .seq = s1, .length = param->value_size_,
+					   .status = status};
+	return status;
+}
+
 /* Write one parameter's value that has passed every check (write.c);
- * @timestamp_ns 0 means now. Waiters are woken at once, or, with
- * @wake_later, *wake_later is set and the caller wakes them (once per
- * batch). */
+ * @timestamp_ns 0 means now. Its waiters are woken at once, or, with
+ * @batch, the caller runs the waiter handshake once for all the writes of
+ * its batch after they are published (write.c, batch_handshake()). */
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
 		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq,
-		       bool *wake_later);
+		       bool batch);
 
 /* Wake every waiter of the table (state changes, saves). */
 void pbus_wake_all(struct pbus_table *table);
@@ -263,13 +300,34 @@ static inline bool pbus_write_claim_biased(struct pbus_write_claim *c, uint64_t 
 int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *writing,
 			  bool may_bias);
 
+/* A free word @cur taken for one write, as pbus_write_claim_slow() would
+ * take it, without its loop: SHARED (a parameter with two writers), or 0
+ * when this table's writers take no bias (pbusd). False: take the slow
+ * path. */
+static inline bool pbus_write_claim_free(struct pbus_write_claim *c, uint64_t *lock,
+					 uint64_t *writing, uint64_t cur, uint64_t me, bool may_bias)
+{
+	if (cur != PBUS_LOCK_SHARED && (cur != 0 || may_bias))
+		return false;
+	if (!__atomic_compare_exchange_n(lock, &cur, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	c->lock = lock;
+	c->writing = writing;
+	c->biased = false;
+	/* A fresh word stays fresh under a writer that takes no bias, so
+	 * that the application's writer can take one. */
+	c->unlock_to = cur;
+	return true;
+}
+
 static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock,
 				   uint64_t *writing, bool may_bias)
 {
-	uint64_t me = pbus_thread_token();
+	uint64_t me = pbus_thread_token(), cur = __atomic_load_n(lock, __ATOMIC_RELAXED);
 
-	if (__atomic_load_n(lock, __ATOMIC_RELAXED) == (PBUS_LOCK_BIASED | me) &&
-	    pbus_write_claim_biased(c, lock, writing, me))
+	if (cur == (PBUS_LOCK_BIASED | me) && pbus_write_claim_biased(c, lock, writing, me))
+		return 0;
+	if (pbus_write_claim_free(c, lock, writing, cur, me, may_bias))
 		return 0;
 	return pbus_write_claim_slow(c, lock, writing, may_bias);
 }

@@ -103,18 +103,72 @@ void pbus_wire_buf_free(struct pbus_wire_buf *b);
 /* Drop the first @n bytes (sent ones). */
 void pbus_wire_buf_consume(struct pbus_wire_buf *b, size_t n);
 
+/* The growth path of pbus_wire_room(): reallocates, or marks @b failed. */
+unsigned char *pbus_wire_grow_(struct pbus_wire_buf *b, size_t n);
+
+/* @n more bytes at the end of @b, or NULL once an allocation failed. The
+ * small puts below are inline: a reply of a few hundred values is built
+ * from thousands of them. */
+static inline unsigned char *pbus_wire_room(struct pbus_wire_buf *b, size_t n)
+{
+	if (__builtin_expect(b->failed || b->size + n > b->capacity, 0))
+		return pbus_wire_grow_(b, n);
+	b->size += n;
+	return b->data + b->size - n;
+}
+
+static inline void pbus_wire_put_le_(struct pbus_wire_buf *b, uint64_t v, unsigned n)
+{
+	unsigned char *p = pbus_wire_room(b, n);
+
+	if (p)
+		pbus_le_store(p, v, n);
+}
+
 /* Start a frame at the end of @b; returns its offset for pbus_wire_end(). */
 size_t pbus_wire_begin(struct pbus_wire_buf *b, unsigned type, uint32_t id);
-void pbus_wire_u16(struct pbus_wire_buf *b, uint16_t v);
-void pbus_wire_u32(struct pbus_wire_buf *b, uint32_t v);
-void pbus_wire_i32(struct pbus_wire_buf *b, int32_t v);
-void pbus_wire_u64(struct pbus_wire_buf *b, uint64_t v);
-void pbus_wire_f64(struct pbus_wire_buf *b, double v);
+static inline void pbus_wire_u16(struct pbus_wire_buf *b, uint16_t v) { pbus_wire_put_le_(b, v, 2); }
+static inline void pbus_wire_u32(struct pbus_wire_buf *b, uint32_t v) { pbus_wire_put_le_(b, v, 4); }
+static inline void pbus_wire_i32(struct pbus_wire_buf *b, int32_t v)
+{
+	pbus_wire_put_le_(b, (uint32_t)v, 4);
+}
+static inline void pbus_wire_u64(struct pbus_wire_buf *b, uint64_t v) { pbus_wire_put_le_(b, v, 8); }
+static inline void pbus_wire_f64(struct pbus_wire_buf *b, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, 8);
+	pbus_wire_put_le_(b, bits, 8);
+}
 void pbus_wire_bytes(struct pbus_wire_buf *b, const void *p, size_t n);
 void pbus_wire_str(struct pbus_wire_buf *b, const char *s, size_t n);
-/* A value record (docs/socket-protocol.md §2). */
+
+/* A value record (docs/socket-protocol.md §2): index, status, timestamp,
+ * version, length, then the value's bytes. */
+#define PBUS_WIRE_VALUE_HEAD 28
 void pbus_wire_value(struct pbus_wire_buf *b, uint32_t index, uint32_t status,
 		     uint64_t timestamp_ns, uint64_t seq, const void *value, uint32_t length);
+/* The same record built in place, for a value read straight into the
+ * buffer: reserve room for a value of up to @max_length bytes; the value
+ * goes at the returned record + PBUS_WIRE_VALUE_HEAD. Then either commit
+ * it with its fields and actual length, or drop it (b->size = its
+ * offset). NULL once an allocation failed. */
+static inline unsigned char *pbus_wire_value_reserve(struct pbus_wire_buf *b, size_t max_length)
+{
+	return pbus_wire_room(b, PBUS_WIRE_VALUE_HEAD + max_length);
+}
+static inline void pbus_wire_value_commit(struct pbus_wire_buf *b, unsigned char *record,
+					  uint32_t index, uint32_t status, uint64_t timestamp_ns,
+					  uint64_t seq, uint32_t length)
+{
+	pbus_le_store(record, index, 4);
+	pbus_le_store(record + 4, status, 4);
+	pbus_le_store(record + 8, timestamp_ns, 8);
+	pbus_le_store(record + 16, seq, 8);
+	pbus_le_store(record + 24, length, 4);
+	b->size = (size_t)(record - b->data) + PBUS_WIRE_VALUE_HEAD + length;
+}
 /* Patch the frame's length; -ENOMEM if anything failed since begin, in
  * which case the frame is removed again. */
 int pbus_wire_end(struct pbus_wire_buf *b, size_t start);
@@ -135,13 +189,51 @@ static inline void pbus_wire_reader_init(struct pbus_wire_reader *r, const void 
 	r->bad = false;
 }
 
-uint16_t pbus_wire_get_u16(struct pbus_wire_reader *r);
-uint32_t pbus_wire_get_u32(struct pbus_wire_reader *r);
-int32_t pbus_wire_get_i32(struct pbus_wire_reader *r);
-uint64_t pbus_wire_get_u64(struct pbus_wire_reader *r);
-double pbus_wire_get_f64(struct pbus_wire_reader *r);
 /* @n bytes in place, or NULL (and bad) if fewer remain. */
-const void *pbus_wire_get_bytes(struct pbus_wire_reader *r, size_t n);
+static inline const void *pbus_wire_get_bytes(struct pbus_wire_reader *r, size_t n)
+{
+	const unsigned char *p = r->p;
+
+	if (__builtin_expect(r->bad || (size_t)(r->end - r->p) < n, 0)) {
+		r->bad = true;
+		return NULL;
+	}
+	r->p += n;
+	return p;
+}
+
+static inline uint64_t pbus_wire_get_le_(struct pbus_wire_reader *r, unsigned n)
+{
+	const unsigned char *p = (const unsigned char *)pbus_wire_get_bytes(r, n);
+
+	return p ? pbus_le_load(p, n) : 0;
+}
+
+/* The integers: 0 (and bad) if fewer bytes remain. */
+static inline uint16_t pbus_wire_get_u16(struct pbus_wire_reader *r)
+{
+	return (uint16_t)pbus_wire_get_le_(r, 2);
+}
+static inline uint32_t pbus_wire_get_u32(struct pbus_wire_reader *r)
+{
+	return (uint32_t)pbus_wire_get_le_(r, 4);
+}
+static inline int32_t pbus_wire_get_i32(struct pbus_wire_reader *r)
+{
+	return (int32_t)(uint32_t)pbus_wire_get_le_(r, 4);
+}
+static inline uint64_t pbus_wire_get_u64(struct pbus_wire_reader *r)
+{
+	return pbus_wire_get_le_(r, 8);
+}
+static inline double pbus_wire_get_f64(struct pbus_wire_reader *r)
+{
+	uint64_t bits = pbus_wire_get_le_(r, 8);
+	double v;
+
+	memcpy(&v, &bits, 8);
+	return v;
+}
 /* A str: its bytes in place (not NUL-terminated) and length; NULL if bad. */
 const char *pbus_wire_get_str(struct pbus_wire_reader *r, uint32_t *ret_length);
 /* Bytes left unread. */

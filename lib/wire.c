@@ -57,7 +57,7 @@ void pbus_wire_buf_consume(struct pbus_wire_buf *b, size_t n)
 	b->size -= n;
 }
 
-static unsigned char *grow(struct pbus_wire_buf *b, size_t n)
+unsigned char *pbus_wire_grow_(struct pbus_wire_buf *b, size_t n)
 {
 	size_t capacity = b->capacity ? b->capacity : 256;
 	unsigned char *data;
@@ -77,50 +77,23 @@ static unsigned char *grow(struct pbus_wire_buf *b, size_t n)
 	return b->data + b->size - n;
 }
 
-/* @n more bytes at the end of @b, or NULL once an allocation failed. */
-static inline unsigned char *room(struct pbus_wire_buf *b, size_t n)
-{
-	if (__builtin_expect(b->failed || b->size + n > b->capacity, 0))
-		return grow(b, n);
-	b->size += n;
-	return b->data + b->size - n;
-}
-
-static inline void put_le(struct pbus_wire_buf *b, uint64_t v, unsigned n)
-{
-	unsigned char *p = room(b, n);
-
-	if (p)
-		pbus_le_store(p, v, n);
-}
-
 size_t pbus_wire_begin(struct pbus_wire_buf *b, unsigned type, uint32_t id)
 {
 	size_t start = b->size;
+	unsigned char *p = pbus_wire_room(b, PBUS_WIRE_HEADER_SIZE);
 
-	put_le(b, 0, 4); /* length, patched by pbus_wire_end() */
-	put_le(b, type, 2);
-	put_le(b, 0, 2);
-	put_le(b, id, 4);
+	if (p) {
+		pbus_le_store(p, 0, 4); /* length, patched by pbus_wire_end() */
+		pbus_le_store(p + 4, type, 2);
+		pbus_le_store(p + 6, 0, 2);
+		pbus_le_store(p + 8, id, 4);
+	}
 	return start;
-}
-
-void pbus_wire_u16(struct pbus_wire_buf *b, uint16_t v) { put_le(b, v, 2); }
-void pbus_wire_u32(struct pbus_wire_buf *b, uint32_t v) { put_le(b, v, 4); }
-void pbus_wire_i32(struct pbus_wire_buf *b, int32_t v) { put_le(b, (uint32_t)v, 4); }
-void pbus_wire_u64(struct pbus_wire_buf *b, uint64_t v) { put_le(b, v, 8); }
-
-void pbus_wire_f64(struct pbus_wire_buf *b, double v)
-{
-	uint64_t bits;
-
-	memcpy(&bits, &v, 8);
-	put_le(b, bits, 8);
 }
 
 void pbus_wire_bytes(struct pbus_wire_buf *b, const void *p, size_t n)
 {
-	unsigned char *dst = n ? room(b, n) : NULL;
+	unsigned char *dst = n ? pbus_wire_room(b, n) : NULL;
 
 	if (dst)
 		memcpy(dst, p, n);
@@ -135,17 +108,13 @@ void pbus_wire_str(struct pbus_wire_buf *b, const char *s, size_t n)
 void pbus_wire_value(struct pbus_wire_buf *b, uint32_t index, uint32_t status,
 		     uint64_t timestamp_ns, uint64_t seq, const void *value, uint32_t length)
 {
-	unsigned char *p = room(b, 28 + (size_t)length);
+	unsigned char *p = pbus_wire_value_reserve(b, length);
 
 	if (!p)
 		return;
-	pbus_le_store(p, index, 4);
-	pbus_le_store(p + 4, status, 4);
-	pbus_le_store(p + 8, timestamp_ns, 8);
-	pbus_le_store(p + 16, seq, 8);
-	pbus_le_store(p + 24, length, 4);
 	if (length)
-		memcpy(p + 28, value, length);
+		memcpy(p + PBUS_WIRE_VALUE_HEAD, value, length);
+	pbus_wire_value_commit(b, p, index, status, timestamp_ns, seq, length);
 }
 
 int pbus_wire_end(struct pbus_wire_buf *b, size_t start)
@@ -173,48 +142,10 @@ void pbus_wire_cancel(struct pbus_wire_buf *b, size_t start)
 
 /* --- reading -------------------------------------------------------------- */
 
-static inline const unsigned char *take(struct pbus_wire_reader *r, size_t n)
-{
-	const unsigned char *p = r->p;
-
-	if (__builtin_expect(r->bad || (size_t)(r->end - r->p) < n, 0)) {
-		r->bad = true;
-		return NULL;
-	}
-	r->p += n;
-	return p;
-}
-
-static inline uint64_t get_le(struct pbus_wire_reader *r, unsigned n)
-{
-	const unsigned char *p = take(r, n);
-
-	return p ? pbus_le_load(p, n) : 0;
-}
-
-uint16_t pbus_wire_get_u16(struct pbus_wire_reader *r) { return (uint16_t)get_le(r, 2); }
-uint32_t pbus_wire_get_u32(struct pbus_wire_reader *r) { return (uint32_t)get_le(r, 4); }
-int32_t pbus_wire_get_i32(struct pbus_wire_reader *r) { return (int32_t)(uint32_t)get_le(r, 4); }
-uint64_t pbus_wire_get_u64(struct pbus_wire_reader *r) { return get_le(r, 8); }
-
-double pbus_wire_get_f64(struct pbus_wire_reader *r)
-{
-	uint64_t bits = get_le(r, 8);
-	double v;
-
-	memcpy(&v, &bits, 8);
-	return v;
-}
-
-const void *pbus_wire_get_bytes(struct pbus_wire_reader *r, size_t n)
-{
-	return take(r, n);
-}
-
 const char *pbus_wire_get_str(struct pbus_wire_reader *r, uint32_t *ret_length)
 {
 	uint32_t n = pbus_wire_get_u32(r);
-	const char *s = (const char *)take(r, n);
+	const char *s = (const char *)pbus_wire_get_bytes(r, n);
 
 	*ret_length = s ? n : 0;
 	return s;
@@ -227,6 +158,6 @@ bool pbus_wire_get_value(struct pbus_wire_reader *r, struct pbus_wire_value *v)
 	v->timestamp_ns = pbus_wire_get_u64(r);
 	v->seq = pbus_wire_get_u64(r);
 	v->length = pbus_wire_get_u32(r);
-	v->value = take(r, v->length);
+	v->value = pbus_wire_get_bytes(r, v->length);
 	return !r->bad;
 }

@@ -66,18 +66,26 @@ static void wait_for_reader_turn(const uint64_t *turn)
 		sched_yield();
 }
 
-/* After version @seq of parameter @index is published (and the waiter
- * handshake's fence, where one is needed): wake its waiters now, or leave
- * that to the caller through @wake_later; report the version. */
-WRITE_PATH int write_published(struct pbus_table *table, uint32_t index, uint64_t seq,
-			       uint64_t *ret_seq, bool *wake_later)
+/* The writer's side of the waiter handshake (docs/segment-format.md §5.1):
+ * the waiter registers, then checks versions; we publish the version, then
+ * check the counts. One of the two must see the other, so each side needs
+ * a full fence between its store and its loads. A process registered for
+ * membarrier(2) needs none of its own, because every waiter runs the
+ * global barrier after registering; any other process fences. */
+static inline void handshake_fence(void)
 {
-	if (pbus_has_waiters(table, index)) {
-		if (wake_later)
-			*wake_later = true;
-		else
-			pbus_notify_waiters(table);
-	}
+	if (!pbus_asym_registered())
+		pbus_full_fence();
+}
+
+/* After version @seq of parameter @index is published (and the handshake's
+ * fence, where one is needed): wake its waiters, unless a @batch runs the
+ * handshake for all its writes at once; report the version. */
+WRITE_PATH int write_published(struct pbus_table *table, uint32_t index, uint64_t seq,
+			       uint64_t *ret_seq, bool batch)
+{
+	if (!batch && pbus_has_waiters(table, index))
+		pbus_notify_waiters(table);
 	if (ret_seq)
 		*ret_seq = seq;
 	return 0;
@@ -85,7 +93,7 @@ WRITE_PATH int write_published(struct pbus_table *table, uint32_t index, uint64_
 
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
 		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq,
-		       bool *wake_later)
+		       bool batch)
 {
 	const struct pbus_param *p = &table->params[index];
 	unsigned char *slot = (unsigned char *)p->slot_;
@@ -117,15 +125,9 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	/* Publish: the release store hands the complete copy to readers. */
 	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
 	pbus_write_release(&claim);
-
-	/* The waiter handshake (§5.1): the waiter registers, then checks
-	 * versions; we published the version, now we check the counts. One of
-	 * the two must see the other. A process registered for membarrier(2)
-	 * needs no fence of its own here, because every waiter runs the
-	 * global barrier after registering; any other process fences. */
-	if (!pbus_asym_registered())
-		pbus_full_fence();
-	return write_published(table, index, s + 1, ret_seq, wake_later);
+	if (!batch)
+		handshake_fence();
+	return write_published(table, index, s + 1, ret_seq, batch);
 }
 
 /* May this table write parameter @param (its own, or a copy) at all? */
@@ -164,13 +166,6 @@ static int check_write(const struct pbus_table *table, const struct pbus_write *
 	return pbus_value_check(&table->types[w->index], w->value, w->length);
 }
 
-/* Values of 1 to 8 bytes: the scalars and enums, not strings, byte buffers
- * or arrays. */
-static bool scalar_type(unsigned type)
-{
-	return !(type & PBUS_TYPE_ARRAY_FLAG) && type != PBUS_TYPE_STRING && type != PBUS_TYPE_BYTES;
-}
-
 /* The @size (1, 2, 4 or 8) bytes at @value as the stored word: little-endian,
  * zero-padded. One load each; memcpy() with a variable size would be a
  * call. */
@@ -197,40 +192,45 @@ static bool table_gone(const struct pbus_table *table)
 /*
  * The fast path of scalar writes (the typed setters, and each scalar of a
  * batch): a value of 1 to 8 bytes (two copies of 24 bytes) of a parameter
- * biased to this thread, with no reader's turn posted. The protocol of
+ * biased to this thread, or whose word is free for a writer that takes no
+ * bias (pbusd), with no reader's turn posted. The protocol of
  * pbus_write_checked(), in as few stores as it takes, because under load
  * every store waits in the store buffer for its cache line, which the
- * readers keep pulling away: the announcement, the timestamp, status and
- * length as one word, the value (zero-padded) as one word, the version, the
- * end of the announcement.
+ * readers keep pulling away: the announcement (or the lock), the
+ * timestamp, status and length as one word, the value (zero-padded) as one
+ * word, the version, the end of the announcement (or the lock).
  * Anything else takes the general path.
  *
  * @param: the table's own or a copy; @value: @size bytes in the stored
  * encoding (checked); @timestamp_ns 0: now;
- * @ret_seq and @wake_later as for pbus_write_checked().
+ * @ret_seq and @batch as for pbus_write_checked().
  */
 WRITE_PATH int write_scalar(struct pbus_table *table, const struct pbus_param *param,
 			    const void *value, size_t size, uint64_t timestamp_ns, uint32_t status,
-			    uint64_t *ret_seq, bool *wake_later)
+			    uint64_t *ret_seq, bool batch)
 {
 	uint32_t index = param->index_;
 	unsigned char *slot = (unsigned char *)param->slot_;
 	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
 	uint64_t *writing = &table->aux[index].writing;
-	uint64_t me = pbus_thread_token_, ts, s, bits;
+	uint64_t me = pbus_thread_token_, ts, s, bits, word;
 	struct pbus_write_claim claim;
 	unsigned char *copy;
 
 	__builtin_prefetch(slot, 1, 3);
 	bits = scalar_bits(value, size);
 	ts = timestamp_ns ? timestamp_ns : pbus_value_clock_ns();
-	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0 ||
-			     __atomic_load_n(&head->lock, __ATOMIC_RELAXED) != (PBUS_LOCK_BIASED | me), 0))
-		return pbus_write_checked(table, index, value, size, ts, status, ret_seq, wake_later);
-	/* The owner's handshake; a biased owner is registered for
-	 * membarrier(2), so the waiter check below needs no fence. */
-	if (__builtin_expect(!pbus_write_claim_biased(&claim, &head->lock, writing, me), 0))
-		return pbus_write_checked(table, index, value, size, ts, status, ret_seq, wake_later);
+	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0, 0))
+		return pbus_write_checked(table, index, value, size, ts, status, ret_seq, batch);
+	word = __atomic_load_n(&head->lock, __ATOMIC_RELAXED);
+	if (__builtin_expect(word == (PBUS_LOCK_BIASED | me), 1)) {
+		/* The owner's handshake; a biased owner is registered for
+		 * membarrier(2), so the waiter check below needs no fence. */
+		if (__builtin_expect(!pbus_write_claim_biased(&claim, &head->lock, writing, me), 0))
+			return pbus_write_checked(table, index, value, size, ts, status, ret_seq, batch);
+	} else if (!pbus_write_claim_free(&claim, &head->lock, writing, word, me, table->may_bias)) {
+		return pbus_write_checked(table, index, value, size, ts, status, ret_seq, batch);
+	}
 	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
 	copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
 	PBUS_WRITE_FENCE_();
@@ -243,14 +243,15 @@ WRITE_PATH int write_scalar(struct pbus_table *table, const struct pbus_param *p
 			 PBUS_DATA_STORE_ORDER_);
 	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
 	pbus_write_release(&claim);
-	return write_published(table, index, s + 1, ret_seq, wake_later);
+	if (!claim.biased && !batch)
+		handshake_fence();
+	return write_published(table, index, s + 1, ret_seq, batch);
 }
 
 int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)
 {
 	int first = 0;
 	uint64_t now = 0;
-	bool wake = false;
 
 	if (!table || (!writes && count))
 		return -EINVAL;
@@ -273,22 +274,29 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 		/* Fetch the next slot's line while this one is written. */
 		if (i + 1 < count)
 			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);
-		if (scalar_type(p->type_)) {
+		if (pbus_type_is_scalar(p->type_)) {
 			/* (checked: the length is the type's size) */
 			w->result = write_scalar(table, p, w->value, w->length,
 						 w->timestamp_ns ? w->timestamp_ns : now, w->status,
-						 &w->seq, &wake);
+						 &w->seq, true);
 		} else {
 			w->result = pbus_write_checked(table, w->index, w->value, w->length,
 						       w->timestamp_ns ? w->timestamp_ns : now, w->status,
-						       &w->seq, &wake);
+						       &w->seq, true);
 		}
 		if (w->result < 0 && first == 0)
 			first = w->result;
 	}
-	/* One wake-up for the whole batch: a watcher finds every change. */
-	if (wake)
-		pbus_notify_waiters(table);
+	/* The waiter handshake once for the whole batch, now that every
+	 * version is published: one fence, then the counts, and one wake-up
+	 * (a watcher finds every change). */
+	handshake_fence();
+	for (size_t i = 0; i < count; i++) {
+		if (writes[i].result == 0 && pbus_has_waiters(table, writes[i].index)) {
+			pbus_notify_waiters(table);
+			break;
+		}
+	}
 	return first;
 }
 
@@ -323,9 +331,9 @@ WRITE_PATH int set_typed(const struct pbus_param *param, unsigned type, const vo
 	}
 	if (table_gone(table))
 		return -ESTALE;
-	if (scalar_type(type))
-		return write_scalar(table, param, value, length, 0, PBUS_STATUS_OK, NULL, NULL);
-	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, NULL);
+	if (pbus_type_is_scalar(type))
+		return write_scalar(table, param, value, length, 0, PBUS_STATUS_OK, NULL, false);
+	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, false);
 }
 
 int pbus_param_set_bool(const struct pbus_param *param, bool value)

@@ -42,6 +42,7 @@ sys.path.insert(0, KDIR)
 
 import build  # noqa: E402  (tests/kernel/build.py)
 import fetch  # noqa: E402
+import hoststat  # noqa: E402  (bench/hoststat.py, beside this file)
 
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "parambus", "bench", "libgpiod")
 V1_DEB = "libgpiod-dev=1.6.3-1+b3"
@@ -110,14 +111,6 @@ def fetch_peers(want_v2):
         return v1inc, v1lib, None, None, None
 
 
-def cpu_times():
-    """(busy, steal, total) jiffies of the whole host from /proc/stat."""
-    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    idle = f[3] + f[4]
-    steal = f[7] if len(f) > 7 else 0
-    return sum(f) - idle - steal, steal, sum(f)
-
-
 def load_runner():
     loader = SourceFileLoader("kernel_run", os.path.join(KDIR, "run"))
     mod = module_from_spec(spec_from_loader("kernel_run", loader))
@@ -178,7 +171,7 @@ def main():
     runs = []
     failures = []
     ok = True
-    st0 = cpu_times()
+    st0 = hoststat.cpu_jiffies()
     t0 = time.monotonic()
     try:
         initramfs = os.path.join(tmp, "initramfs.cpio")
@@ -205,7 +198,7 @@ def main():
             runs.append(raw)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    st1 = cpu_times()
+    st1 = hoststat.cpu_jiffies()
     wall = time.monotonic() - t0
     log(f"{args.runs} VM run(s) took {wall:.1f} s")
     for f in failures:
@@ -301,8 +294,8 @@ def main():
         "vm_runs_s": round(wall, 1),
         # Host load during the VM run (/proc/stat): qemu (one TCG thread) is
         # about one CPU of busy; more means other tenants were active.
-        "host_busy_cpus_during_run": round((st1[0] - st0[0]) / max(1, st1[2] - st0[2]) * (os.cpu_count() or 1), 2),
-        "host_steal_fraction_during_run": round((st1[1] - st0[1]) / max(1, st1[2] - st0[2]), 3),
+        "host_busy_cpus_during_run": round((st1["busy"] - st0["busy"]) / max(1, st1["total"] - st0["total"]) * (os.cpu_count() or 1), 2),
+        "host_steal_fraction_during_run": round((st1["steal"] - st0["steal"]) / max(1, st1["total"] - st0["total"]), 3),
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out + ".tmp", "w") as f:

@@ -46,6 +46,8 @@ import sys
 import tempfile
 import time
 
+import hoststat  # bench/hoststat.py
+
 VARIANTS = ["none", "mutex-table", "mutex-param", "rwlock-table", "rwlock-param",
             "seqlock-table", "seqlock-param", "parambus", "parambus-batch"]
 LOCK_VARIANTS = VARIANTS[1:7]
@@ -72,7 +74,7 @@ PAIRINGS = [
 LABEL = {"displayer1": "Displayer 1", "displayer2": "Displayer 2",
          "randomizer2": "Randomizer 2", "randomizer200": "Randomizer 200"}
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+CLK_TCK = hoststat.CLK_TCK
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -116,22 +118,6 @@ def machine_info(build):
     except (OSError, subprocess.CalledProcessError):
         pass
     return info
-
-
-def cpu_stat(cpus):
-    """Busy and steal jiffies of the CPUs @cpus, from /proc/stat."""
-    busy = steal = 0
-    with open("/proc/stat") as f:
-        for line in f:
-            if not line.startswith("cpu") or line.startswith("cpu "):
-                continue
-            fields = line.split()
-            if int(fields[0][3:]) not in cpus:
-                continue
-            v = [int(x) for x in fields[1:]] + [0] * 8
-            busy += v[0] + v[1] + v[2] + v[5] + v[6]  # user nice system irq softirq
-            steal += v[7]
-    return {"busy": busy, "steal": steal}
 
 
 def proc_ticks(pid):
@@ -264,10 +250,10 @@ def run_once(cfg, variant, scenario, seconds, tmp, rd):
 
         used = set().union(*(set(c) for _, _, _, c in procs))
         sleep_until(start_ns)
-        s0 = cpu_stat(used)
+        s0 = hoststat.cpu_jiffies(used)
         d0 = proc_ticks(daemon.proc.pid) if daemon else None
         sleep_until(end_ns)
-        s1 = cpu_stat(used)
+        s1 = hoststat.cpu_jiffies(used)
         d1 = proc_ticks(daemon.proc.pid) if daemon else None
 
         results, problems = {}, []
@@ -323,9 +309,9 @@ def wait_quiet(cfg, cpus, log):
     t0 = time.monotonic()
     said = False
     while True:
-        a = cpu_stat(cpus)
+        a = hoststat.cpu_jiffies(cpus)
         time.sleep(0.5)
-        b = cpu_stat(cpus)
+        b = hoststat.cpu_jiffies(cpus)
         load = ((b["busy"] - a["busy"]) + (b["steal"] - a["steal"])) / (
             len(cpus) * 0.5 * CLK_TCK)
         waited = time.monotonic() - t0

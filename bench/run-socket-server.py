@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Benchmark scenario 2, the parameter server (docs/benchmarks.md).
 
-    bench/run-socket-server.py [--quick] [--load-only] [--load-seconds S] BUILD_DIR
+    bench/run-socket-server.py [--quick] [--load-only] [--load-seconds S]
+                               [--hz-rounds N] [--disturbed F] [--attempts N] BUILD_DIR
 
 Runs bench/socket-server (BUILD_DIR/bench/socket-server) against a fresh pbusd
 serving bench/schemas/param-table.pbs, side by side with a bare Unix-socket
@@ -20,14 +21,17 @@ ping-pong, and writes build/bench/socket-server.json:
                operations per second of all four; batched_vs_unbatched;
   60 Hz        the four at 60 iterations per second for 10 s, pbusd's CPU%
                (all its threads, from schedstat): each client one request
-               per iteration (server_cpu_percent_60hz), 3 rounds (1 with
-               --quick) interleaved with the same I/O against a raw
-               epoll server that only reads each request and writes a
-               reply of the same size (raw_server_cpu_percent_60hz: the
-               limit of this path; server_cpu_60hz_vs_raw = raw / pbusd);
-               and beside them the Displayers subscribed (at most 60
-               notifications a second) and everything unbatched, as the
-               study did;
+               per iteration (server_cpu_percent_60hz), 5 rounds
+               (--hz-rounds; 1 with --quick) interleaved with the same I/O
+               against a raw epoll server that only reads each request and
+               writes a reply of the same size (raw_server_cpu_percent_60hz:
+               the limit of this path; server_cpu_60hz_vs_raw = raw /
+               pbusd), medians; a run in which other processes and the
+               hypervisor took more than --disturbed of the machine
+               (/proc/stat) is repeated, at most --attempts times, and the
+               least disturbed attempt kept; and beside them the Displayers
+               subscribed (at most 60 notifications a second) and
+               everything unbatched, as the study did;
   load         64 clients, each subscribing to all parameters and writing
                its own 100 times a second for 60 s: errors, views that
                differ from the table at the end, pbusd's RSS growth after
@@ -41,6 +45,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import select
 import shutil
 import signal
@@ -49,6 +54,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import hoststat  # bench/hoststat.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -135,9 +142,12 @@ def roundtrips(exe, d, env, tmp, rounds, n):
 
 
 def clients_at_once(exe, argvs, server_pid, seconds, env, what):
-    """Run the clients @argvs at once; their JSON (each one's last line) and
-    the server's CPU% meanwhile."""
+    """Run the clients @argvs at once; their JSON (each one's last line), the
+    server's CPU% meanwhile, and how much of the machine others took
+    meanwhile: {"others": busy time of every other process, "steal": time
+    the hypervisor gave away}, as fractions of the machine (bench/hoststat.py)."""
     t0, c0 = time.monotonic(), sched_ns(server_pid)
+    h0, k0 = hoststat.cpu_jiffies(), children_cpu_s()
     procs = [subprocess.Popen([exe] + a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for a in argvs]
     outs = []
@@ -146,7 +156,19 @@ def clients_at_once(exe, argvs, server_pid, seconds, env, what):
         if p.returncode != 0:
             raise SystemExit(f"run-socket-server: {what} failed: {err.strip()}")
         outs.append(json.loads(out.strip().splitlines()[-1]))
-    return outs, (sched_ns(server_pid) - c0) / 1e9 / (time.monotonic() - t0) * 100
+    wall, server_s = time.monotonic() - t0, (sched_ns(server_pid) - c0) / 1e9
+    h1, clients_s = hoststat.cpu_jiffies(), children_cpu_s() - k0
+    capacity = max(1, h1["total"] - h0["total"]) / hoststat.CLK_TCK
+    others = (h1["busy"] - h0["busy"]) / hoststat.CLK_TCK - server_s - clients_s
+    disturbance = {"others": round(max(0.0, others) / capacity, 4),
+                   "steal": round((h1["steal"] - h0["steal"]) / hoststat.CLK_TCK / capacity, 4)}
+    return outs, server_s / wall * 100, disturbance
+
+
+def children_cpu_s():
+    """CPU seconds of our children that have been waited for (the clients)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def four(exe, d, env, mode, seconds, hz=0):
@@ -158,9 +180,9 @@ def four(exe, d, env, mode, seconds, hz=0):
              ["displayer", d.instance, display_mode, str(seconds)] + extra,
              ["randomizer", d.instance, "200", write_mode, str(seconds)] + extra,
              ["randomizer", d.instance, "2", write_mode, str(seconds)] + extra]
-    outs, cpu = clients_at_once(exe, argvs, d.proc.pid, seconds, env, f"{mode} client")
+    outs, cpu, disturbance = clients_at_once(exe, argvs, d.proc.pid, seconds, env, f"{mode} client")
     names = ["displayer1", "displayer2", "randomizer200", "randomizer2"]
-    return {n: o["ops_per_s"] for n, o in zip(names, outs)}, cpu
+    return {n: o["ops_per_s"] for n, o in zip(names, outs)}, cpu, disturbance
 
 
 def sched_ns(pid):
@@ -195,20 +217,43 @@ SET_3 = (12 + 4 + 2 * (8 + 8) + (8 + 64), 12 + 4 + 4 + 3 * 12)
 
 
 def raw_four(exe, tmp, seconds, hz):
-    """The batched four's I/O against the raw multiplexing server: its CPU%
-    and [bytes received, bytes sent]."""
+    """The batched four's I/O against the raw multiplexing server: its CPU%,
+    [bytes received, bytes sent] and the disturbance (clients_at_once())."""
     path = os.path.join(tmp, "raw-mux.sock")
     srv = subprocess.Popen([exe, "raw-mux-server", path], stdout=subprocess.PIPE, text=True)
     try:
         srv.stdout.readline()
         argvs = [["raw-hz-client", path, str(req), str(rep), str(seconds), str(hz)]
                  for req, rep in (GET_ALL, GET_ALL, SET_ALL, SET_3)]
-        outs, cpu = clients_at_once(exe, argvs, srv.pid, seconds, None, "raw-hz-client")
+        outs, cpu, disturbance = clients_at_once(exe, argvs, srv.pid, seconds, None, "raw-hz-client")
         io = [sum(o["bytes_sent"] for o in outs), sum(o["bytes_received"] for o in outs)]
     finally:
         srv.kill()
         srv.wait()
-    return cpu, io
+    return cpu, io, disturbance
+
+
+def hz_run(exe, build, d, env, tmp, who, seconds, args):
+    """One 60 Hz run of the batched four against @who ("pbusd" or "raw"),
+    repeated while others took more than --disturbed of the machine (at
+    most --attempts times; the least disturbed attempt is kept): its CPU%,
+    I/O and disturbance (with "attempts")."""
+    best = None
+    for attempt in range(1, args.attempts + 1):
+        if who == "pbusd":
+            io0 = server_bytes(build, d, env)
+            _, cpu, disturbance = four(exe, d, env, "batched", seconds, 60)
+            io = [b - a for a, b in zip(io0, server_bytes(build, d, env))]
+        else:
+            cpu, io, disturbance = raw_four(exe, tmp, seconds, 60)
+        level = disturbance["others"] + disturbance["steal"]
+        if best is None or level < best[0]:
+            best = (level, cpu, io, disturbance)
+        if level <= args.disturbed:
+            break
+        log(f"  60 Hz {who}: others took {100 * level:.1f} % of the machine; repeating")
+    _, cpu, io, disturbance = best
+    return cpu, io, dict(disturbance, attempts=attempt)
 
 
 def main():
@@ -218,6 +263,12 @@ def main():
     ap.add_argument("--load-only", action="store_true")
     ap.add_argument("--load-seconds", type=float, default=60)
     ap.add_argument("--load-clients", type=int, default=64)
+    ap.add_argument("--hz-rounds", type=int, default=5,
+                    help="interleaved 60 Hz rounds of pbusd and the raw server (default 5)")
+    ap.add_argument("--disturbed", type=float, default=0.02,
+                    help="repeat a 60 Hz run in which other processes and the hypervisor "
+                         "took more than this fraction of the machine (default 0.02)")
+    ap.add_argument("--attempts", type=int, default=3, help="at most this many tries per 60 Hz run")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     exe = os.path.join(build, "bench", "socket-server")
@@ -242,7 +293,7 @@ def main():
             seconds = 2 if args.quick else 5
             runs = {}
             for mode in ("unbatched", "batched", "subscribed"):
-                runs[mode], cpu = four(exe, d, env, mode, seconds)
+                runs[mode], cpu, _ = four(exe, d, env, mode, seconds)
                 runs[mode]["pbusd_cpu_percent"] = round(cpu, 1)
                 log(f"2+2 {mode}: {runs[mode]}")
             result["two_plus_two_ops_per_s"] = runs
@@ -250,25 +301,24 @@ def main():
             result["batched_vs_unbatched"] = round(total["batched"] / total["unbatched"], 2)
             hz_seconds = 3 if args.quick else 10
             for mode in ("subscribed", "unbatched"):
-                ops, cpu = four(exe, d, env, mode, hz_seconds, 60)
+                ops, cpu, _ = four(exe, d, env, mode, hz_seconds, 60)
                 result[f"cpu_60hz_{mode}"] = {"pbusd_cpu_percent": round(cpu, 2), "ops_per_s": ops}
                 log(f"60 Hz {mode}: pbusd {cpu:.2f} % CPU")
             # The key: the four polling as the study's did, but one request
             # per iteration, side by side with the raw server doing the same
             # I/O (interleaved rounds, medians).
-            hz = {"pbusd": [], "raw": [], "pbusd_bytes": [], "raw_bytes": []}
-            for r in range(1 if args.quick else 3):
+            hz = {"pbusd": [], "raw": [], "pbusd_bytes": [], "raw_bytes": [],
+                  "pbusd_disturbance": [], "raw_disturbance": []}
+            for r in range(1 if args.quick else args.hz_rounds):
                 for who in (("pbusd", "raw") if r % 2 == 0 else ("raw", "pbusd")):
-                    if who == "pbusd":
-                        io0 = server_bytes(build, d, env)
-                        ops, cpu = four(exe, d, env, "batched", hz_seconds, 60)
-                        io = [b - a for a, b in zip(io0, server_bytes(build, d, env))]
-                    else:
-                        cpu, io = raw_four(exe, tmp, hz_seconds, 60)
+                    cpu, io, disturbance = hz_run(exe, build, d, env, tmp, who, hz_seconds, args)
                     hz[who].append(round(cpu, 2))
                     hz[who + "_bytes"].append(io)
+                    hz[who + "_disturbance"].append(disturbance)
                     log(f"60 Hz batched, round {r + 1}: {who} {cpu:.2f} % CPU, "
-                        f"{io[0] / hz_seconds / 1024:.0f} KiB/s in, {io[1] / hz_seconds / 1024:.0f} KiB/s out")
+                        f"{io[0] / hz_seconds / 1024:.0f} KiB/s in, {io[1] / hz_seconds / 1024:.0f} KiB/s out; "
+                        f"others {100 * disturbance['others']:.1f} %, steal {100 * disturbance['steal']:.1f} %"
+                        + (f" (least disturbed of {disturbance['attempts']})" if disturbance["attempts"] > 1 else ""))
             result["cpu_60hz_batched"] = {"pbusd_cpu_percent": statistics.median(hz["pbusd"]),
                                           "raw_server_cpu_percent": statistics.median(hz["raw"]),
                                           "rounds": hz}

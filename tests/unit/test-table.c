@@ -402,6 +402,7 @@ struct writer_arg {
 	const struct pbus_param *param;
 	double value;
 	int delay_ms;
+	const struct pbus_param *before; /* batch: a float written first, else NULL */
 };
 
 static void *delayed_writer(void *arg)
@@ -410,8 +411,36 @@ static void *delayed_writer(void *arg)
 	struct timespec ts = {0, (long)a->delay_ms * 1000000};
 
 	nanosleep(&ts, NULL);
-	pbus_param_set_double(a->param, a->value);
+	if (a->before) {
+		/* One batch: the waiter handshake runs once, after both. */
+		float f = 2.0f;
+		struct pbus_write wr[2] = {
+			{.index = a->before->index_, .value = &f, .length = 4},
+			{.index = a->param->index_, .value = &a->value, .length = 8},
+		};
+
+		CHECK_EQ_INT(pbus_table_write_many(a->param->table_, wr, 2), 0);
+	} else {
+		pbus_param_set_double(a->param, a->value);
+	}
 	return NULL;
+}
+
+/* Sleep in @w until @arg's writer, started now, wakes it (well within the
+ * 5 s timeout) for parameter @index alone. */
+static void woken_by(struct pbus_watch *w, struct writer_arg *arg, uint32_t index)
+{
+	pthread_t th;
+	uint32_t got;
+	int64_t t0 = pbus_monotonic_ns();
+
+	pthread_create(&th, NULL, delayed_writer, arg);
+	CHECK_EQ_INT(pbus_watch_wait(w, 5 * INT64_C(1000000000)), 1);
+	CHECK(pbus_monotonic_ns() - t0 < INT64_C(4000000000));
+	CHECK_EQ_INT(pbus_watch_next(w, &got), 1);
+	CHECK_EQ_INT(got, index);
+	CHECK_EQ_INT(pbus_watch_next(w, &got), 0);
+	pthread_join(th, NULL);
 }
 
 static void waits(void)
@@ -419,7 +448,6 @@ static void waits(void)
 	struct pbus_table *owner = create_instance(), *r = NULL;
 	struct pbus_watch *w = NULL, *all = NULL;
 	struct writer_arg arg;
-	pthread_t th;
 	uint32_t idx[2] = {10, 15}, got;
 	int64_t t0;
 
@@ -443,15 +471,12 @@ static void waits(void)
 	CHECK_EQ_INT(pbus_watch_next(all, &got), 1);
 	CHECK_EQ_INT(got, 9);
 	CHECK_EQ_INT(pbus_watch_next(all, &got), 0);
-	/* A writer in another thread wakes the sleeping waiter. */
-	arg = (struct writer_arg){find(owner, "meas"), 7.0, 30};
-	pthread_create(&th, NULL, delayed_writer, &arg);
-	t0 = pbus_monotonic_ns();
-	CHECK_EQ_INT(pbus_watch_wait(w, 5 * INT64_C(1000000000)), 1);
-	CHECK(pbus_monotonic_ns() - t0 < INT64_C(4000000000));
-	CHECK_EQ_INT(pbus_watch_next(w, &got), 1);
-	CHECK_EQ_INT(got, 15);
-	pthread_join(th, NULL);
+	/* A writer in another thread wakes the sleeping waiter, and so does a
+	 * batch that writes it after an unwatched parameter. */
+	arg = (struct writer_arg){find(owner, "meas"), 7.0, 30, NULL};
+	woken_by(w, &arg, 15);
+	arg = (struct writer_arg){find(owner, "meas"), 8.0, 30, find(owner, "f32")};
+	woken_by(w, &arg, 15);
 	/* The waiter registration is gone after the wait. */
 	CHECK_EQ_INT(r->waiters[15], 0);
 	CHECK_EQ_INT(r->wake->any_waiters, 0);

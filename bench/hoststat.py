@@ -6,7 +6,11 @@ so the runners read /proc/stat around each run (docs/benchmarks.md,
 "Method") and repeat a run that others disturbed. Python 3 standard library
 only.
 """
+import json
 import os
+import platform
+import shlex
+import subprocess
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -32,3 +36,46 @@ def cpu_jiffies(cpus=None):
             steal += v[7]
             total += sum(v[:8])
     return {"busy": busy, "steal": steal, "total": total}
+
+
+def machine_info(repo, build=None, source=None, output=None):
+    """What a result file records about where it was measured: the CPU
+    model, core count, kernel and architecture; with @build, the exact
+    command that compiled @source (a path ending) into an object whose path
+    contains @output, and its compiler's version; the git revision of
+    @repo, marked if lib/, include/, daemon/ or bench/ had uncommitted
+    changes."""
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    info = {"cpu_model": model, "cores": os.cpu_count(), "kernel": platform.release(),
+            "machine": platform.machine()}
+    if build:
+        try:
+            with open(os.path.join(build, "compile_commands.json")) as f:
+                for entry in json.load(f):
+                    if entry.get("file", "").endswith(source) and \
+                            output in entry.get("output", entry["command"]):
+                        info["compile_command"] = entry["command"]
+                        break
+        except (OSError, ValueError, KeyError):
+            pass
+        try:
+            cc = shlex.split(info["compile_command"])[0]
+            info["compiler"] = subprocess.run([cc, "--version"], capture_output=True, text=True,
+                                              check=True).stdout.splitlines()[0]
+        except (KeyError, IndexError, OSError, subprocess.CalledProcessError):
+            info["compiler"] = "?"
+    try:
+        head = subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", repo, "status", "--porcelain", "--", "lib",
+                                "include", "daemon", "bench"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        info["source"] = head + (" + uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return info

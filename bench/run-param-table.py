@@ -36,7 +36,6 @@ Python 3 standard library only.
 import argparse
 import json
 import os
-import platform
 import select
 import shutil
 import signal
@@ -85,37 +84,12 @@ class Failure(Exception):
 # --- machine --------------------------------------------------------------
 
 def machine_info(build):
-    model = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    info = {"cpu_model": model, "cores": os.cpu_count(), "kernel": platform.release(),
-            "machine": platform.machine()}
-    try:
+    info = hoststat.machine_info(REPO, build, "bench/param-table.c", "param-table-parambus")
+    try:  # the compiler as the benchmark reports it (__VERSION__)
         out = subprocess.run([binary(build, "none"), "info"], capture_output=True, text=True,
                              check=True).stdout
         info["compiler"] = json.loads(out)["compiler"]
     except (OSError, subprocess.CalledProcessError, ValueError, KeyError):
-        info["compiler"] = "?"
-    try:  # the exact command that compiled the parambus variant
-        with open(os.path.join(build, "compile_commands.json")) as f:
-            for entry in json.load(f):
-                if entry.get("file", "").endswith("bench/param-table.c") and \
-                        "param-table-parambus" in entry.get("output", entry["command"]):
-                    info["compile_command"] = entry["command"]
-                    break
-    except (OSError, ValueError, KeyError):
-        pass
-    try:
-        head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "lib",
-                                "include", "daemon", "bench"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        info["source"] = head + (" + uncommitted changes" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
         pass
     return info
 

@@ -44,7 +44,6 @@ fail the run. Python 3 standard library only.
 import argparse
 import json
 import os
-import platform
 import resource
 import select
 import shutil
@@ -276,9 +275,7 @@ def main():
         raise SystemExit(f"run-socket-server: {exe} is not built")
     tmp = tempfile.mkdtemp(prefix="pbus-bench-sock-")
     env = dict(os.environ, PBUS_SOCKET_DIR=tmp)
-    result = {"machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
-                          "cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-                                       if l.startswith("model name")), "?")}}
+    result = {"machine": hoststat.machine_info(TOP, build, "bench/socket-server.c", "socket-server")}
     status = 0
     d = Pbusd(build, tmp)
     try:

@@ -4,8 +4,9 @@
  * schema, creates the instance's segment with the defaults, restores the
  * persistent parameters, publishes the segment, saves persistent parameters
  * whenever they change, and on SIGTERM/SIGINT saves, marks the segment
- * closed and removes it. When the schema has hardware bindings it runs
- * pbus-hwd beside it (hardware.c). The socket server (docs/, issue 3) comes next.
+ * closed and removes it. It serves the parameters to clients over a
+ * Unix-domain socket (server.c, docs/socket-protocol.md), and when the
+ * schema has hardware bindings it runs pbus-hwd beside it (hardware.c).
  */
 #include <errno.h>
 #include <getopt.h>

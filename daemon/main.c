@@ -28,7 +28,8 @@ static const char usage[] =
 	"\n"
 	"Own one parambus instance: create its shared-memory table from a compiled\n"
 	"schema (made by pbus-gen), restore its persistent parameters, save them\n"
-	"whenever they change, and remove the table on SIGTERM or SIGINT.\n"
+	"whenever they change, serve the parameters to clients on the Unix-domain\n"
+	"socket NAME.sock, and remove the table on SIGTERM or SIGINT.\n"
 	"\n"
 	"Options:\n"
 	"  -s, --schema FILE      compiled schema (.pbs) to serve (required)\n"
@@ -51,6 +52,9 @@ static const char usage[] =
 	"      --max-clients N    socket clients at once (default 256)\n"
 	"      --max-frame BYTES  largest message (default 1048576; 4096..67108864)\n"
 	"      --max-subscriptions N  per client (default 64)\n"
+	"      --frame-timeout MS a client that has not sent its HELLO MS after\n"
+	"                         connecting, or the rest of a frame MS after its\n"
+	"                         first byte, gets ERROR and is closed (default 10000)\n"
 	"      --no-hardware      do not start pbus-hwd for the schema's hardware\n"
 	"                         bindings (they start by default when it has any)\n"
 	"      --hwd PATH         the pbus-hwd to run (default: the one next to\n"
@@ -98,7 +102,7 @@ static int parse_unsigned(const char *text, int base, unsigned long max, unsigne
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD, OPT_NO_HARDWARE, OPT_HWD, OPT_SOCKET_DIR,
-	       OPT_NO_SOCKET, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_SUBSCRIPTIONS };
+	       OPT_NO_SOCKET, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_SUBSCRIPTIONS, OPT_FRAME_TIMEOUT };
 	static const struct option longopts[] = {
 		{"schema", required_argument, NULL, 's'},
 		{"instance", required_argument, NULL, 'i'},
@@ -114,6 +118,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
 		{"max-frame", required_argument, NULL, OPT_MAX_FRAME},
 		{"max-subscriptions", required_argument, NULL, OPT_MAX_SUBSCRIPTIONS},
+		{"frame-timeout", required_argument, NULL, OPT_FRAME_TIMEOUT},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -164,6 +169,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_unsigned(optarg, 10, 100000, &v) < 0 || v == 0)
 				return usage_error("--max-subscriptions '%s' is not 1..100000", optarg);
 			o->server.max_subscriptions = (uint32_t)v;
+			break;
+		case OPT_FRAME_TIMEOUT:
+			if (parse_unsigned(optarg, 10, 3600000, &v) < 0 || v < 100)
+				return usage_error("--frame-timeout '%s' is not 100..3600000 ms", optarg);
+			o->server.frame_timeout_ms = (uint32_t)v;
 			break;
 		case 'l':
 			if (log_parse_level(optarg, &level) < 0)

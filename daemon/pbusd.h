@@ -51,6 +51,7 @@ struct server;
 struct server_options {
 	const char *socket_dir;  /* NULL: the default of docs/socket-protocol.md §1 */
 	uint32_t max_frame, max_clients, max_subscriptions; /* 0: defaults */
+	uint32_t frame_timeout_ms; /* for a HELLO, or the rest of a frame begun; 0: default */
 };
 
 /* Listen and serve @owner (published) whose compiled schema is @schema_text.

@@ -48,6 +48,7 @@
 #define CLIENT_SNDBUF (16 << 10)
 #define REPLY_BACKLOG_MAX (4u << 20) /* a client that stops reading is closed */
 #define ACK_TIMEOUT_NS (10LL * 1000000000) /* a save that never comes: EIO */
+#define FRAME_TIMEOUT_MS_DEFAULT 10000 /* a HELLO, or the rest of a frame begun */
 
 struct subscription {
 	uint32_t id;
@@ -89,6 +90,11 @@ struct client {
 	bool hello_done, closing, want_out;
 	unsigned char *rx;
 	size_t rx_size, rx_capacity;
+	/* By when the client must have sent its HELLO (from connect) or the
+	 * rest of the frame it began (from its first byte); 0: nothing is
+	 * owed. A client that is late is closed (§4): a half-sent frame
+	 * would otherwise hold its connection and buffer for ever. */
+	int64_t owes_by_ns;
 	struct pbus_wire_buf tx;
 	struct subscription *subs;
 	uint32_t sub_count, next_sub_id;
@@ -106,6 +112,7 @@ struct server {
 	char *socket_path;
 	bool unlink_socket;      /* ours to remove (not from socket activation) */
 	uint32_t param_count, max_frame, max_clients, max_subscriptions;
+	int64_t frame_timeout_ns;
 	gid_t *param_gid;        /* write group per parameter, (gid_t)-1 if none */
 	const struct pbus_param **params;
 
@@ -1142,6 +1149,12 @@ static void client_read(struct server *s, struct client *c)
 		}
 		memmove(c->rx, c->rx + used, c->rx_size - used);
 		c->rx_size -= used;
+		/* A frame begun owes its rest from its first byte on (a client
+		 * that trickles a byte at a time gains nothing). */
+		if (c->rx_size && (used || !c->owes_by_ns))
+			c->owes_by_ns = pbus_monotonic_ns() + s->frame_timeout_ns;
+		else if (!c->rx_size && c->hello_done)
+			c->owes_by_ns = 0;
 		/* Less than asked for: the socket is empty now (level-triggered
 		 * epoll reports more), so spare the recv() that says EAGAIN. */
 		if (c->closing || (size_t)n < room)
@@ -1166,6 +1179,7 @@ static struct client *client_new(struct server *s, int fd, const struct ucred *c
 	c->gid = cred->gid;
 	c->privileged = cred->uid == 0 || cred->uid == geteuid();
 	c->acks_tail = &c->acks;
+	c->owes_by_ns = pbus_monotonic_ns() + s->frame_timeout_ns; /* its HELLO */
 	snprintf(c->name, sizeof(c->name), "pid %d", (int)cred->pid);
 	read_groups(c);
 	c->next = s->clients;
@@ -1216,6 +1230,21 @@ static void arm_timer(struct server *s, int64_t at)
 }
 
 /* After any event: acknowledgements, notifications, sending, closing. */
+/* @c did not send its HELLO, or the rest of a frame, in time (§4). */
+static void client_late(struct server *s, struct client *c)
+{
+	unsigned ms = (unsigned)(s->frame_timeout_ns / 1000000);
+
+	if (c->rx_size >= 4)
+		reject(s, c, 0, -EPROTO, "truncated frame: %zu of its %u bytes came within %u ms", c->rx_size,
+		       pbus_le_load32(c->rx), ms);
+	else if (c->rx_size)
+		reject(s, c, 0, -EPROTO, "truncated frame: %zu bytes of a header came within %u ms", c->rx_size,
+		       ms);
+	else
+		reject(s, c, 0, -EPROTO, "no HELLO within %u ms of connecting", ms);
+}
+
 static void service_clients(struct server *s)
 {
 	int64_t now = pbus_monotonic_ns(), earliest = 0;
@@ -1230,7 +1259,11 @@ static void service_clients(struct server *s)
 			client_free(s, c);
 			continue;
 		}
+		if (!c->closing && c->owes_by_ns && now >= c->owes_by_ns)
+			client_late(s, c);
 		if (!c->closing) {
+			if (c->owes_by_ns && (!earliest || c->owes_by_ns < earliest))
+				earliest = c->owes_by_ns;
 			check_acks(s, c, now);
 			if (c->acks && (!earliest || c->acks->deadline_ns < earliest))
 				earliest = c->acks->deadline_ns;
@@ -1403,6 +1436,8 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->max_frame = o->max_frame ? o->max_frame : PBUS_WIRE_MAX_FRAME_DEFAULT;
 	s->max_clients = o->max_clients ? o->max_clients : 256;
 	s->max_subscriptions = o->max_subscriptions ? o->max_subscriptions : 64;
+	s->frame_timeout_ns = (int64_t)(o->frame_timeout_ms ? o->frame_timeout_ms : FRAME_TIMEOUT_MS_DEFAULT) *
+			      1000000;
 	s->words = (s->param_count + 63) / 64 + 1;
 	s->listen_fd = s->epoll_fd = s->changed_fd = s->saved_fd = s->timer_fd = s->stop_fd = -1;
 	s->started_ns = pbus_monotonic_ns();

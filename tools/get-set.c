@@ -204,10 +204,10 @@ static int refuse(const struct assignment *a, int negative_errno)
 	case -EPERM:
 		/* pbusd's verdict from our credentials (docs/socket-protocol.md §6). */
 		if (*a->info.group)
-			tool_error("set %s: not allowed (only pbusd's user and group '%s' may write it)",
+			tool_error("set %s: permission denied (only pbusd's user and group '%s' may write it)",
 				   a->name, a->info.group);
 		else
-			tool_error("set %s: not allowed (only pbusd's user may write it)", a->name);
+			tool_error("set %s: permission denied (only pbusd's user may write it)", a->name);
 		return TOOL_EXIT_FAILURE;
 	case -ESTALE:
 		tool_error("set %s: instance closed or replaced (pbusd stopped or restarted)",

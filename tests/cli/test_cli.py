@@ -688,7 +688,7 @@ def set_not_allowed(ctx):
     finally:
         shutil.rmtree(public, ignore_errors=True)
     r = Result(argv, p.returncode, p.stdout.decode(), p.stderr.decode())
-    one_line_error(r, 1, re.escape("pbus: set trim: not allowed (only pbusd's user may write it)"))
+    one_line_error(r, 1, re.escape("pbus: set trim: permission denied (only pbusd's user may write it)"))
     check(ctx.snapshot() == before, "a refused set changed something")
 
 

@@ -202,8 +202,10 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 			stress_sleep_ns((int64_t)stress_rng_range(&rng, 0, 300) * 1000);
 		}
 		kill(v, SIGKILL);
-		if (stress_wait_pid(v, 10, &status) < 0) {
-			stress_fail("round %u: the victim did not die", round);
+		r = stress_wait_pid(v, 10, &status);
+		if (r < 0) {
+			stress_fail("round %u: the victim was not reaped within 10 s of SIGKILL (%s; %s)", round,
+				    strerror(-r), stress_proc_where(v));
 			break;
 		}
 		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)

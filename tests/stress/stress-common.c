@@ -460,6 +460,50 @@ int stress_wait_pid(pid_t pid, double timeout_s, int *ret_status)
 	}
 }
 
+const char *stress_proc_where(pid_t pid)
+{
+	static char text[512];
+	char path[64], buf[4096], state = '?', wchan[128] = "?";
+	size_t used;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r"))) {
+		if (fgets(buf, sizeof(buf), f)) {
+			const char *close_paren = strrchr(buf, ')');
+
+			if (close_paren && close_paren[1] == ' ')
+				state = close_paren[2];
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+	if ((f = fopen(path, "r"))) {
+		if (!fgets(wchan, sizeof(wchan), f))
+			snprintf(wchan, sizeof(wchan), "?");
+		fclose(f);
+	}
+	used = (size_t)snprintf(text, sizeof(text), "state %c, wchan %s", state, wchan);
+	snprintf(path, sizeof(path), "/proc/%d/stack", (int)pid);
+	if ((f = fopen(path, "r"))) {
+		/* Lines "[<0>] function+0x1f/0x40". */
+		for (int k = 0; k < 6 && used < sizeof(text) - 1 && fgets(buf, sizeof(buf), f); k++) {
+			char *fn = strchr(buf, ' '), *end;
+
+			if (!fn)
+				break;
+			fn++;
+			end = strpbrk(fn, "+\n");
+			if (end)
+				*end = 0;
+			used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s",
+						 k == 0 ? ", kernel: " : " < ", fn);
+		}
+		fclose(f);
+	}
+	return text;
+}
+
 int stress_kill_wait(pid_t pid)
 {
 	int status = 0;

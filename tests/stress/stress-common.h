@@ -107,6 +107,11 @@ int stress_terminate(pid_t pid, double timeout_s);
 /* Describe a wait status ("exit 1", "killed by SIGSEGV"). Static buffer. */
 const char *stress_status_text(int status);
 
+/* Where process @pid is, for a failure message: its state, wait channel
+ * and (as root) the innermost kernel functions it is in ("state D, wchan
+ * futex_wait_queue, kernel: a < b < c"). Static buffer. */
+const char *stress_proc_where(pid_t pid);
+
 /* --- Shared memory, futexes, time ------------------------------------------- */
 
 /* Anonymous MAP_SHARED zeroed memory, visible to children forked later. */

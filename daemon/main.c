@@ -38,9 +38,10 @@ static const char usage[] =
 	"                         else /var/lib/parambus for root, else\n"
 	"                         $XDG_STATE_HOME/parambus or ~/.local/state/parambus)\n"
 	"  -m, --mode MODE        octal permissions of the table (default 0644:\n"
-	"                         everybody reads, only pbusd's user writes; 0664\n"
-	"                         with --group lets that group write)\n"
-	"  -g, --group GROUP      group owning the table\n"
+	"                         everybody reads, only pbusd's user writes; with\n"
+	"                         --group, 0664: that group writes too)\n"
+	"  -g, --group GROUP      group owning the table, whose members may map it\n"
+	"                         for writing (unless --mode says otherwise)\n"
 	"      --save-delay MS    wait MS after a change before saving, so that a\n"
 	"                         burst of changes makes one save (default 20)\n"
 	"      --notify-fd FD     write \"READY=1\\n\" to FD once the table is\n"
@@ -283,7 +284,8 @@ int main(int argc, char **argv)
 		}
 		io.group = g->gr_gid;
 	}
-	io.mode = o.mode;
+	/* Naming a group is asking it to write, unless --mode says otherwise. */
+	io.mode = o.mode ? o.mode : o.group ? 0664 : 0644;
 	state_dir = o.state_dir ? strdup(o.state_dir) : default_state_dir();
 	if (!state_dir) {
 		log_msg(LOG_ERROR, "out of memory");

@@ -261,10 +261,8 @@ int persist_save(struct persist *p)
 	if (buffer_add(&b, line, strlen(line)) < 0)
 		goto out;
 	r = replace_file(p, &b);
-	if (r < 0) {
-		log_msg(LOG_ERROR, "saving %s failed: %s", p->path, strerror(-r));
-		goto out;
-	}
+	if (r < 0)
+		goto out; /* the caller says so, once */
 	for (size_t i = 0; i < p->count; i++) {
 		p->saved[i] = seqs[i];
 		pbus_instance_mark_saved(p->owner, p->indexes[i], seqs[i]);
@@ -446,31 +444,44 @@ static bool stopping(struct persist *p)
 	return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
+/* A save that failed (a full disk, a state directory gone) is tried again
+ * this often until it succeeds, changes or not: the values must get to
+ * disk even if nothing changes any more. */
+#define SAVE_RETRY_NS (1000LL * 1000000)
+
 static void *saver(void *arg)
 {
 	struct persist *p = arg;
+	unsigned failures = 0;
 	sigset_t usr1;
 
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
 	while (!stopping(p)) {
-		int r = pbus_watch_wait(p->watch, -1);
+		int r = pbus_watch_wait(p->watch, failures ? SAVE_RETRY_NS : -1);
 
 		if (r == -EINTR)
 			continue;
-		if (r < 0) {
+		if (r < 0 && r != -ETIMEDOUT) {
 			log_msg(LOG_ERROR, "waiting for changes failed: %s", pbus_strerror(r));
 			break;
 		}
-		if (p->save_delay_ms) {
+		if (r != -ETIMEDOUT && p->save_delay_ms) {
 			/* Let a burst of changes settle into one save. */
 			struct timespec ts = {(time_t)(p->save_delay_ms / 1000),
 					      (long)(p->save_delay_ms % 1000) * 1000000};
 
 			nanosleep(&ts, NULL);
 		}
-		persist_save(p);
+		r = persist_save(p);
+		if (r < 0 && failures++ == 0)
+			log_msg(LOG_ERROR, "saving %s failed: %s; trying again every %lld s", p->path,
+				strerror(-r), SAVE_RETRY_NS / 1000000000);
+		else if (r == 0 && failures) {
+			log_msg(LOG_WARNING, "saved %s again, after %u failed attempts", p->path, failures);
+			failures = 0;
+		}
 	}
 	return NULL;
 }
@@ -522,6 +533,10 @@ void persist_stop(struct persist *p)
 		}
 		p->running = false;
 	}
-	if (p->count)
-		persist_save(p);
+	if (p->count) {
+		int r = persist_save(p);
+
+		if (r < 0)
+			log_msg(LOG_ERROR, "saving %s at shutdown failed: %s", p->path, strerror(-r));
+	}
 }

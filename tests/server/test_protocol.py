@@ -810,6 +810,44 @@ def set_persistent(ctx):
             check("trim" not in st, "trim is not persistent but is in the state file")
 
 
+@needs_server
+def set_unsaved(ctx):
+    """§3.3: a persistent write whose save does not come within 10 s gets
+    ERROR EIO, though applied; pbusd keeps trying to save (every second) and
+    stores it once it can, with no further change."""
+    state_dir = os.path.join(ctx.tmp, f"unsaved-{os.getpid()}")
+    os.makedirs(state_dir)
+    instance = ctx.new_instance_name()
+    d = Daemon(ctx, instance, state_dir, FIXTURE, ["--socket-dir", ctx.sock_dir])
+    d.sock_dir = ctx.sock_dir
+    d.start()
+    path = os.path.join(state_dir, instance + ".state")
+    try:
+        with ctx.connect(d) as c:
+            check(c.set([ctx.w("ramp_ms", 111)])["result"] == 0, "SET ramp_ms before the state folder went")
+            os.rename(state_dir, state_dir + ".gone")   # no place to save any more
+            t0 = time.monotonic()
+            i = c.send(P.SET, {"writes": [{"index": ctx.schema.index("ramp_ms"), "value": ctx.w("ramp_ms", 222)[1]}]})
+            f = c.reply(i, timeout=25)
+            took = time.monotonic() - t0
+            e = f.decode() if f.type == P.ERROR else {}
+            check(e.get("code") == P.EIO, f"SET ramp_ms with nowhere to save: {f!r} {e}, expected ERROR EIO")
+            msg = e["message"]
+            check(9 <= took <= 20, f"ERROR EIO came after {took:.1f} s, expected about 10")
+            check("written" in msg and "saved" in msg, f"EIO message {msg!r}: should say written but not saved")
+            check(ctx.value(c.get([ctx.schema.index("ramp_ms")])[0]) == 222, "the unsaved write was not applied")
+            os.rename(state_dir + ".gone", state_dir)
+            wait_until("pbusd to save ramp_ms=222 without another change",
+                       lambda: read_state(path).get("ramp_ms") == "222", timeout=10)
+            check(c.set([ctx.w("ramp_ms", 333)])["result"] == 0, "SET ramp_ms after the state folder came back")
+            check(read_state(path).get("ramp_ms") == "333", "the state file after the folder came back")
+        log = d.log()
+        check("trying again" in log and "saved" in log and "again, after" in log,
+              f"pbusd's log does not tell of the failed save and the recovery: {log[-600:]!r}")
+    finally:
+        d.stop()
+
+
 def subscribe_wait_initial(c, indexes, what, **kw):
     sub = c.subscribe(indexes, **kw)
     check(sub != 0, f"{what}: subscription id 0")
@@ -1579,6 +1617,42 @@ def as_user(uid, gid, groups, fn):
     if "error" in out:
         raise Failure(f"unprivileged child: {out['error']}\n{out.get('trace', '')}")
     return out["ok"]
+
+
+@needs_server
+def segment_group(ctx):
+    """docs/service.md, Permissions: with --group G the table is G's and
+    mode 0664, so G's members (only they, besides pbusd's user) map it for
+    writing; --mode still decides when given."""
+    ensure_user()
+    pw = pwd.getpwnam(TEST_USER)
+    writers = grp.getgrnam(TEST_GROUP).gr_gid
+
+    def open_rdwr(seg):
+        def probe():
+            try:
+                os.close(os.open(seg, os.O_RDWR))
+                return "opened"
+            except PermissionError:
+                return "EACCES"
+        return probe
+
+    for extra, mode, member in ((["--group", TEST_GROUP], 0o664, "opened"),
+                                (["--group", TEST_GROUP, "--mode", "0644"], 0o644, "EACCES")):
+        d = ctx.start_server(extra=extra)
+        try:
+            seg = f"/dev/shm/pbus.{d.instance}"
+            st = os.stat(seg)
+            check(st.st_gid == writers and stat.S_IMODE(st.st_mode) == mode,
+                  f"pbusd {' '.join(extra)}: {seg} has gid {st.st_gid} mode {stat.S_IMODE(st.st_mode):o}, "
+                  f"expected {writers} and {mode:o}")
+            got = as_user(pw.pw_uid, pw.pw_gid, [writers], open_rdwr(seg))
+            check(got == member, f"pbusd {' '.join(extra)}: a member of {TEST_GROUP} opening the table O_RDWR: "
+                                 f"{got}, expected {member}")
+            got = as_user(pw.pw_uid, pw.pw_gid, [], open_rdwr(seg))
+            check(got == "EACCES", f"pbusd {' '.join(extra)}: a non-member opening the table O_RDWR: {got}")
+        finally:
+            d.stop()
 
 
 @needs_server

@@ -957,17 +957,25 @@ def subscribe_first_change(ctx):
 @needs_server
 def subscribe_coalescing(ctx):
     total = 2000
-    with ctx.connect(name="sleeper") as c, ctx.connect(name="writer") as w:
+    with ctx.connect(name="sleeper") as c, ctx.connect(name="writer") as w, ctx.connect(name="live") as live:
         idx = ctx.schema.index("sample_rate")
         w.set([ctx.w("sample_rate", 1)])
         sub, first, _ = subscribe_wait_initial(c, [idx], "SUBSCRIBE sample_rate")
+        live_sub, _, _ = subscribe_wait_initial(live, [idx], "the live SUBSCRIBE sample_rate")
         seq0 = first["values"][0]["seq"]
-        # The writer writes while the subscriber does not read.
+        # The writer writes while the subscriber does not read; another
+        # subscriber, which reads, hears of every 250th value at once.
         last_seq = None
         for k in range(total):
             r = w.set([ctx.w("sample_rate", 2 + k)])
             check(r["result"] == 0, f"SET sample_rate: {r}")
             last_seq = r["results"][0]["seq"]
+            if k % 250 == 249:
+                t0 = time.monotonic()
+                drain_notifies(live, lambda ns: has(ns[-1:], live_sub, idx, lambda v: ctx.value(v) == 2 + k),
+                               f"the live subscriber, for value {2 + k}, while the sleeper does not read")
+                took = time.monotonic() - t0
+                check(took < 1, f"the live subscriber heard of value {2 + k} only after {took:.2f} s")
         final = total + 1
         check(last_seq == seq0 + total, f"seq after {total} SETs: {last_seq}, expected {seq0 + total}")
         # Now it reads: a few NOTIFYs, never older values, the last one final.

@@ -48,6 +48,14 @@ def hello(sock):
     return kind
 
 
+def connect_once(path):
+    """Connect to pbusd at @path, complete the handshake, leave."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(TIMEOUT)
+        sock.connect(path)
+        check(hello(sock) == 2, "HELLO not answered with HELLO_REPLY")
+
+
 class Env:
     def __init__(self, build, verbose):
         self.build = os.path.abspath(build)
@@ -152,6 +160,7 @@ def journal_priorities(env):
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline and "serving instance" not in open(log_path).read():
             time.sleep(0.02)
+        connect_once(os.path.join(env.tmp, instance + ".sock"))  # a debug line
         proc.send_signal(signal.SIGTERM)
         proc.wait(TIMEOUT)
     lines = open(log_path).read().splitlines()
@@ -171,6 +180,26 @@ def journal_priorities(env):
         proc.wait(TIMEOUT)
     text = open(plain).read()
     check(text.startswith("pbusd["), f"plain log: {text[:200]!r}")
+    check(any(line.startswith("<7>debug: ") for line in lines), f"--log-level debug logged no debug line: {lines}")
+    check("debug: " not in text, f"the default level (info) logged debug lines: {text[:400]!r}")
+    # --log-level warning: the same start, client and stop log none of
+    # their info and debug lines.
+    quiet = os.path.join(env.tmp, f"quiet-{instance}.log")
+    with open(quiet, "wb") as log:
+        e = dict(os.environ, JOURNAL_STREAM="1:1")
+        name = env.instance()
+        proc = env.start(name, extra=["--log-level", "warning"], env=e, stderr=log)
+        path = os.path.join(env.tmp, name + ".sock")
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and not os.path.exists(path):
+            time.sleep(0.02)
+        check(os.path.exists(path), f"pbusd --log-level warning made no socket: {open(quiet).read()[-300:]!r}")
+        connect_once(path)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(TIMEOUT)
+    text = open(quiet).read()
+    check("info: " not in text and "debug: " not in text,
+          f"--log-level warning logged info or debug lines: {text[:400]!r}")
 
 
 @test

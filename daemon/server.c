@@ -443,8 +443,9 @@ static bool numeric_scalar(unsigned type)
  * into @b (no copy in between). *ret_sample, if wanted, describes it, and
  * *ret_value points at the value's bytes in @b until @b next grows.
  * Inlined into its two loops: a GET of 201 calls it 201 times. */
-static inline __attribute__((always_inline)) int append_value(struct server *s, struct pbus_wire_buf *b, uint32_t index,
-			struct pbus_sample *ret_sample, const unsigned char **ret_value)
+static inline __attribute__((always_inline)) int
+append_value(struct server *s, struct pbus_wire_buf *b, uint32_t index, struct pbus_sample *ret_sample,
+	     const unsigned char **ret_value)
 {
 	const struct pbus_param *p = s->params[index];
 	bool scalar = pbus_type_is_scalar(p->type_);
@@ -1229,7 +1230,6 @@ static void arm_timer(struct server *s, int64_t at)
 	timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-/* After any event: acknowledgements, notifications, sending, closing. */
 /* @c did not send its HELLO, or the rest of a frame, in time (§4). */
 static void client_late(struct server *s, struct client *c)
 {
@@ -1245,6 +1245,7 @@ static void client_late(struct server *s, struct client *c)
 		reject(s, c, 0, -EPROTO, "no HELLO within %u ms of connecting", ms);
 }
 
+/* After any event: acknowledgements, notifications, sending, closing. */
 static void service_clients(struct server *s)
 {
 	int64_t now = pbus_monotonic_ns(), earliest = 0;

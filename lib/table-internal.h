@@ -154,7 +154,7 @@ static inline int pbus_read_scalar_sample(const struct pbus_param *param, uint64
 /* Write one parameter's value that has passed every check (write.c);
  * @timestamp_ns 0 means now. Its waiters are woken at once, or, with
  * @batch, the caller runs the waiter handshake once for all the writes of
- * its batch after they are published (write.c, batch_handshake()). */
+ * its batch after they are published (pbus_table_write_many()). */
 int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
 		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq,
 		       bool batch);

@@ -16,8 +16,12 @@
  *   parambus        the real library: an instance published by pbusd, opened
  *                   by name, parameters resolved once and held by value as
  *                   the generated bindings hold them, read with the inline
- *                   pbus_param_get_double(), written with
- *                   pbus_param_set_double() and pbus_param_set()
+ *                   pbus_param_get_double(); a Randomizer writes each pass's
+ *                   doubles with a prepared batch (pbus_batch_write(): each
+ *                   parameter claimed and published on its own, one clock
+ *                   reading per pass), the record with pbus_param_set()
+ *   parambus-setter the same, but a Randomizer writes each double with its
+ *                   own pbus_param_set_double() call
  *
  * The table: 200 doubles p000..p199 and a 64-byte record. The lock-based
  * variants lay it out as the study did: a segment made with shm_open + mmap
@@ -84,9 +88,9 @@
 #define PT_RWLOCK_PARAM 4
 #define PT_SEQLOCK_TABLE 5
 #define PT_SEQLOCK_PARAM 6
-#define PT_PARAMBUS 7
-#define PT_PARAMBUS_BATCH 8 /* parambus, each Randomizer pass as one batch */
-#define PT_IS_PARAMBUS (PT_VARIANT == PT_PARAMBUS || PT_VARIANT == PT_PARAMBUS_BATCH)
+#define PT_PARAMBUS 7        /* parambus: each Randomizer pass as a prepared batch */
+#define PT_PARAMBUS_SETTER 8 /* parambus: one typed setter call per value */
+#define PT_IS_PARAMBUS (PT_VARIANT == PT_PARAMBUS || PT_VARIANT == PT_PARAMBUS_SETTER)
 
 #ifndef PT_VARIANT
 #error "build with -DPT_VARIANT=PT_<VARIANT> and -DPT_VARIANT_NAME=\"...\""
@@ -552,7 +556,6 @@ static struct pbus_table *table;
  * (struct pbus_param in include/parambus/table.h). */
 static struct pbus_param params[NPARAMS];
 static const struct pbus_param *rec;
-static uint32_t param_index[NPARAMS], rec_index; /* for batches */
 static uint64_t pbus_errors;
 static int first_error;
 
@@ -638,12 +641,6 @@ static void target_open(const char *name, bool writer)
 	r = pbus_table_find(table, "rec", &rec);
 	if (r < 0)
 		die("rec", -r);
-	for (unsigned i = 0; i <= NPARAMS; i++) {
-		struct pbus_param_info info;
-
-		pbus_param_describe(i < NPARAMS ? &params[i] : rec, &info);
-		*(i < NPARAMS ? &param_index[i] : &rec_index) = info.index;
-	}
 }
 
 static uint64_t target_errors(void)
@@ -700,29 +697,41 @@ static int displayer_iteration(struct counts *c)
 	return 0;
 }
 
-#if PT_VARIANT == PT_PARAMBUS_BATCH
-/* One Randomizer iteration as one pbus_table_write_many(): the same @n
- * writes of doubles and one of the record, each parameter locked and
- * published on its own, with one clock read and one call for the pass. */
+#if PT_VARIANT == PT_PARAMBUS
+/* One Randomizer iteration with a prepared batch (pbus_batch_write()): the
+ * pass's @n doubles in a record, as a measurement loop fills its own, then
+ * one call that checks and writes them, each parameter locked and
+ * published on its own, with one clock reading for the pass; then the
+ * record parameter (a string: batches take scalars), as the other variant. */
 static int randomizer_iteration(unsigned n, uint64_t k, unsigned id)
 {
-	static struct pbus_write w[NPARAMS + 1];
-	static uint64_t record[REC_WORDS];
+	static struct pbus_batch *batch;
+	static unsigned batch_n;
+	static uint64_t values[NPARAMS];
 	uint32_t c = counter_of(k, id);
 	uint64_t bits = double_bits_of(c);
 	int r;
 
+	if (batch_n != n) {
+		struct pbus_batch_field fields[NPARAMS];
+
+		for (unsigned i = 0; i < n; i++)
+			fields[i] = (struct pbus_batch_field){&params[i], i * sizeof(values[0])};
+		pbus_batch_free(batch);
+		batch = NULL;
+		r = pbus_batch_new(table, fields, n, &batch);
+		if (r < 0)
+			die("pbus_batch_new", -r);
+		batch_n = n;
+	}
 	for (unsigned i = 0; i < n; i++)
-		w[i] = (struct pbus_write){.index = param_index[i], .value = &bits, .length = 8};
-	for (unsigned j = 0; j < REC_WORDS; j++)
-		record[j] = record_word_of(c);
-	w[n] = (struct pbus_write){.index = rec_index, .value = record, .length = REC_BYTES};
-	r = pbus_table_write_many(table, w, n + 1);
+		values[i] = bits;
+	r = pbus_batch_write(batch, values, NULL, 0);
 	if (r < 0) {
 		note_error(r);
 		return -1;
 	}
-	return 0;
+	return write_record(record_word_of(c));
 }
 #else
 /* One Randomizer iteration: @n writes of doubles, one of the record. */

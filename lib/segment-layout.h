@@ -148,7 +148,8 @@ struct pbus_wake_header {
 	/* Second cache line: the words every waiter and writer touch. */
 	uint32_t notify;         /* futex word: bumped on each watched change */
 	uint32_t any_waiters;    /* waiters that watch every parameter */
-	uint32_t reserved1[14];
+	uint32_t param_waiters;  /* the sum of the per-parameter counts */
+	uint32_t reserved1[13];
 	/* Then param_count uint32_t waiter counts, and from
 	 * pbus_wake_turns_offset() param_count uint64_t reader's-turn deadlines
 	 * (CLOCK_MONOTONIC ns; 0 = none). */

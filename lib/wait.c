@@ -183,6 +183,12 @@ static void set_registration(struct pbus_watch *w, bool on)
 		else
 			__atomic_fetch_sub(&t->waiters[w->indexes[i]], 1u, __ATOMIC_SEQ_CST);
 	}
+	/* The total, which lets a batch of writes skip the counts of its
+	 * parameters when nobody waits for one (docs/segment-format.md §5.1). */
+	if (on)
+		__atomic_fetch_add(&t->wake->param_waiters, (uint32_t)w->count, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_sub(&t->wake->param_waiters, (uint32_t)w->count, __ATOMIC_SEQ_CST);
 }
 
 static bool table_gone(const struct pbus_table *t)

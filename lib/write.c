@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "table-internal.h"
@@ -169,24 +170,60 @@ static int check_write(const struct pbus_table *table, const struct pbus_write *
 /* The @size (1, 2, 4 or 8) bytes at @value as the stored word: little-endian,
  * zero-padded. One load each; memcpy() with a variable size would be a
  * call. */
-static uint64_t scalar_bits(const void *value, size_t size)
+static inline uint64_t scalar_bits(const void *value, size_t size)
 {
 	uint8_t v8;
 	uint16_t v16;
 	uint32_t v32;
 	uint64_t v64;
 
+	if (__builtin_expect(size == 8, 1)) {
+		memcpy(&v64, value, 8);
+		return v64;
+	}
 	switch (size) {
 	case 1: memcpy(&v8, value, 1); return v8;
 	case 2: memcpy(&v16, value, 2); return v16;
-	case 4: memcpy(&v32, value, 4); return v32;
-	default: memcpy(&v64, value, 8); return v64;
+	default: memcpy(&v32, value, 4); return v32;
 	}
 }
 
 static bool table_gone(const struct pbus_table *table)
 {
 	return __atomic_load_n(&table->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE;
+}
+
+/* What the writes of one call need from their table and thread, loaded
+ * once (a local copy stays in registers across the stores to shared
+ * memory, which the compiler cannot tell apart from the table's fields). */
+struct write_context {
+	struct pbus_table *table;
+	const uint64_t *turns;
+	struct pbus_param_aux *aux;
+	uint64_t me;   /* the thread's token */
+	bool may_bias;
+};
+
+WRITE_PATH struct write_context write_context(struct pbus_table *table)
+{
+	return (struct write_context){
+		.table = table,
+		.turns = table->turns,
+		.aux = table->aux,
+		.me = pbus_thread_token(),
+		.may_bias = table->may_bias,
+	};
+}
+
+/* write_scalar()'s way out: the general path, with the value's bytes as
+ * the low @size bytes of @bits (little-endian). Out of line, so that @bits
+ * needs no address on the fast path. */
+static __attribute__((noinline)) int write_scalar_general(struct pbus_table *table, uint32_t index,
+							  uint64_t bits, uint32_t size, uint64_t ts,
+							  uint32_t status, uint64_t *ret_seq,
+							  bool batch)
+{
+	return pbus_write_checked(table, index, &bits, size, ts, status, ret_seq, batch);
 }
 
 /*
@@ -201,35 +238,35 @@ static bool table_gone(const struct pbus_table *table)
  * word, the version, the end of the announcement (or the lock).
  * Anything else takes the general path.
  *
- * @param: the table's own or a copy; @value: @size bytes in the stored
- * encoding (checked); @timestamp_ns 0: now;
- * @ret_seq and @batch as for pbus_write_checked().
+ * @w: the call's context (write_context()); @param: the table's own or a
+ * copy; @bits: the value (checked) as its stored word (scalar_bits()),
+ * @size bytes of it; @ts: the timestamp; @ret_seq and @batch as for
+ * pbus_write_checked().
  */
-WRITE_PATH int write_scalar(struct pbus_table *table, const struct pbus_param *param,
-			    const void *value, size_t size, uint64_t timestamp_ns, uint32_t status,
+WRITE_PATH int write_scalar(const struct write_context *w, const struct pbus_param *param,
+			    uint64_t bits, uint32_t size, uint64_t ts, uint32_t status,
 			    uint64_t *ret_seq, bool batch)
 {
 	uint32_t index = param->index_;
 	unsigned char *slot = (unsigned char *)param->slot_;
 	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
-	uint64_t *writing = &table->aux[index].writing;
-	uint64_t me = pbus_thread_token_, ts, s, bits, word;
+	uint64_t *writing = &w->aux[index].writing;
+	uint64_t me = w->me, s, word;
 	struct pbus_write_claim claim;
 	unsigned char *copy;
 
-	__builtin_prefetch(slot, 1, 3);
-	bits = scalar_bits(value, size);
-	ts = timestamp_ns ? timestamp_ns : pbus_value_clock_ns();
-	if (__builtin_expect(me == 0 || __atomic_load_n(&table->turns[index], __ATOMIC_RELAXED) != 0, 0))
-		return pbus_write_checked(table, index, value, size, ts, status, ret_seq, batch);
+	if (__builtin_expect(__atomic_load_n(&w->turns[index], __ATOMIC_RELAXED) != 0, 0))
+		goto general;
 	word = __atomic_load_n(&head->lock, __ATOMIC_RELAXED);
+	/* (No lock word is BIASED with token 0, so this implies me != 0.) */
 	if (__builtin_expect(word == (PBUS_LOCK_BIASED | me), 1)) {
 		/* The owner's handshake; a biased owner is registered for
 		 * membarrier(2), so the waiter check below needs no fence. */
 		if (__builtin_expect(!pbus_write_claim_biased(&claim, &head->lock, writing, me), 0))
-			return pbus_write_checked(table, index, value, size, ts, status, ret_seq, batch);
-	} else if (!pbus_write_claim_free(&claim, &head->lock, writing, word, me, table->may_bias)) {
-		return pbus_write_checked(table, index, value, size, ts, status, ret_seq, batch);
+			goto general;
+	} else if (me == 0 ||
+		   !pbus_write_claim_free(&claim, &head->lock, writing, word, me, w->may_bias)) {
+		goto general;
 	}
 	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
 	copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
@@ -245,11 +282,38 @@ WRITE_PATH int write_scalar(struct pbus_table *table, const struct pbus_param *p
 	pbus_write_release(&claim);
 	if (!claim.biased && !batch)
 		handshake_fence();
-	return write_published(table, index, s + 1, ret_seq, batch);
+	return write_published(w->table, index, s + 1, ret_seq, batch);
+general:
+	return write_scalar_general(w->table, index, bits, size, ts, status, ret_seq, batch);
+}
+
+/* The waiter handshake for a batch whose versions are all published: one
+ * fence, then the counts, and one wake-up (a watcher finds every change).
+ * @indexes: @count parameter indexes (uint32_t), @stride bytes apart;
+ * @results (int, same stride), or NULL: skip the writes that failed. */
+static void batch_handshake(struct pbus_table *table, const unsigned char *indexes,
+			    const unsigned char *results, size_t stride, size_t count)
+{
+	handshake_fence();
+	if (!pbus_table_has_waiters(table))
+		return;
+	for (size_t i = 0; i < count; i++) {
+		uint32_t index;
+		int result = 0;
+
+		memcpy(&index, indexes + i * stride, sizeof(index));
+		if (results)
+			memcpy(&result, results + i * stride, sizeof(result));
+		if (result == 0 && pbus_has_waiters(table, index)) {
+			pbus_notify_waiters(table);
+			return;
+		}
+	}
 }
 
 int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)
 {
+	struct write_context ctx;
 	int first = 0;
 	uint64_t now = 0;
 
@@ -264,6 +328,7 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 	}
 	if (first < 0)
 		return first;
+	ctx = write_context(table);
 	for (size_t i = 0; i < count; i++) {
 		struct pbus_write *w = &writes[i];
 		const struct pbus_param *p = &table->params[w->index];
@@ -276,7 +341,8 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);
 		if (pbus_type_is_scalar(p->type_)) {
 			/* (checked: the length is the type's size) */
-			w->result = write_scalar(table, p, w->value, w->length,
+			w->result = write_scalar(&ctx, p, scalar_bits(w->value, w->length),
+						 (uint32_t)w->length,
 						 w->timestamp_ns ? w->timestamp_ns : now, w->status,
 						 &w->seq, true);
 		} else {
@@ -288,15 +354,122 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 			first = w->result;
 	}
 	/* The waiter handshake once for the whole batch, now that every
-	 * version is published: one fence, then the counts, and one wake-up
-	 * (a watcher finds every change). */
-	handshake_fence();
+	 * version is published. */
+	batch_handshake(table, (const unsigned char *)&writes[0].index,
+			(const unsigned char *)&writes[0].result, sizeof(writes[0]), count);
+	return first;
+}
+
+/* One field of a prepared batch: a copy of the parameter (so that a write
+ * loads nothing through a pointer) and where its value sits in the
+ * caller's record. */
+struct batch_field {
+	struct pbus_param param;
+	uint32_t offset;
+};
+
+struct pbus_batch {
+	struct pbus_table *table;
+	size_t count;
+	size_t checked_count;
+	uint32_t *checked;           /* the fields whose values need checks */
+	struct batch_field fields[]; /* count */
+};
+
+int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fields, size_t count,
+		   struct pbus_batch **ret_batch)
+{
+	struct pbus_batch *b;
+	size_t checked = 0;
+
+	if (!table || !fields || count == 0 || !ret_batch ||
+	    count > (SIZE_MAX - sizeof(*b)) / sizeof(b->fields[0]))
+		return -EINVAL;
 	for (size_t i = 0; i < count; i++) {
-		if (writes[i].result == 0 && pbus_has_waiters(table, writes[i].index)) {
-			pbus_notify_waiters(table);
-			break;
+		const struct pbus_param *p = fields[i].param;
+		int r;
+
+		if (!p || p->table_ != table || !pbus_type_is_scalar(p->type_) ||
+		    fields[i].offset % p->value_size_ || fields[i].offset > UINT32_MAX)
+			return -EINVAL;
+		r = check_access(table, p);
+		if (r < 0)
+			return r;
+		checked += !(p->flags_ & PBUS_PARAM_ANY_BITS_);
+	}
+	b = calloc(1, sizeof(*b) + count * sizeof(b->fields[0]));
+	if (!b)
+		return -ENOMEM;
+	if (checked) {
+		b->checked = calloc(checked, sizeof(*b->checked));
+		if (!b->checked) {
+			free(b);
+			return -ENOMEM;
 		}
 	}
+	b->table = table;
+	b->count = count;
+	for (size_t i = 0; i < count; i++) {
+		b->fields[i].param = *fields[i].param;
+		b->fields[i].offset = (uint32_t)fields[i].offset;
+		if (!(fields[i].param->flags_ & PBUS_PARAM_ANY_BITS_))
+			b->checked[b->checked_count++] = (uint32_t)i;
+	}
+	*ret_batch = b;
+	return 0;
+}
+
+void pbus_batch_free(struct pbus_batch *batch)
+{
+	if (!batch)
+		return;
+	free(batch->checked);
+	free(batch);
+}
+
+int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_t *status,
+		     uint64_t timestamp_ns)
+{
+	const unsigned char *rec = record;
+	struct write_context ctx;
+	struct pbus_table *table;
+	size_t count;
+	int first = 0;
+
+	if (!batch || !record)
+		return -EINVAL;
+	table = batch->table;
+	count = batch->count;
+	if (table_gone(table))
+		return -ESTALE;
+	for (size_t i = 0; status && i < count; i++) {
+		if (status[i] > PBUS_STATUS_INVALID)
+			return -EINVAL;
+	}
+	for (size_t k = 0; k < batch->checked_count; k++) {
+		const struct batch_field *f = &batch->fields[batch->checked[k]];
+		int r = pbus_value_check(&table->types[f->param.index_], rec + f->offset,
+					 f->param.value_size_);
+
+		if (r < 0)
+			return r;
+	}
+	/* The writes of one batch happen at one moment. */
+	if (timestamp_ns == 0)
+		timestamp_ns = pbus_value_clock_ns();
+	ctx = write_context(table);
+	for (size_t i = 0; i < count; i++) {
+		const struct batch_field *f = &batch->fields[i];
+		int r = write_scalar(&ctx, &f->param,
+				     scalar_bits(rec + f->offset, f->param.value_size_),
+				     f->param.value_size_, timestamp_ns,
+				     status ? status[i] : PBUS_STATUS_OK, NULL, true);
+
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	batch_handshake(table, (const unsigned char *)&batch->fields[0].param.index_, NULL,
+			sizeof(batch->fields[0]), count);
 	return first;
 }
 
@@ -331,8 +504,16 @@ WRITE_PATH int set_typed(const struct pbus_param *param, unsigned type, const vo
 	}
 	if (table_gone(table))
 		return -ESTALE;
-	if (pbus_type_is_scalar(type))
-		return write_scalar(table, param, value, length, 0, PBUS_STATUS_OK, NULL, false);
+	if (pbus_type_is_scalar(type)) {
+		/* Ask for the slot's cache line in exclusive state now: readers
+		 * hold it shared, and fetching it is most of what a write costs
+		 * under load. The clock reading hides much of that wait. */
+		__builtin_prefetch(param->slot_, 1, 3);
+		struct write_context ctx = write_context(table);
+
+		return write_scalar(&ctx, param, scalar_bits(value, length), (uint32_t)length,
+				    pbus_value_clock_ns(), PBUS_STATUS_OK, NULL, false);
+	}
 	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, false);
 }
 

@@ -220,6 +220,53 @@ struct pbus_write {
 PBUS_API int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes,
 				   size_t count);
 
+/*
+ * A prepared batch: a fixed list of scalar parameters that one loop writes
+ * together, pass after pass (a measurement loop's outputs). Whatever does
+ * not depend on the values (the parameters, their types, the access) is
+ * checked once by pbus_batch_new(); each pbus_batch_write() then checks only
+ * the values, and writes them all with one clock reading and one waiter
+ * handshake. A 200-parameter pass costs a few ns a parameter, against the
+ * clock reading alone (10-20 ns) for each typed setter call.
+ *
+ * The values come from one record of the caller's own layout, usually a C
+ * struct or an array: field i is at @fields[i].offset, in the parameter's
+ * stored encoding (bool: one byte 0 or 1; enum: int32_t; integers and
+ * floats: their C type), naturally aligned.
+ */
+struct pbus_batch;
+
+struct pbus_batch_field {
+	const struct pbus_param *param; /* scalar: not a string, bytes or array */
+	size_t offset;                  /* of its value in the record */
+};
+
+/*
+ * Prepare a batch of @count (>= 1) fields of @table. -EINVAL: a field's
+ * parameter is not a scalar of this table, or its offset is misaligned;
+ * -EACCES: a parameter is read-only (and @table was not opened as
+ * provider) or @table was opened for reading; -ENOMEM. A parameter may
+ * appear more than once (its writes happen in order). The caller owns
+ * *ret_batch and frees it with pbus_batch_free() before closing @table.
+ */
+PBUS_API int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fields,
+			    size_t count, struct pbus_batch **ret_batch);
+PBUS_API void pbus_batch_free(struct pbus_batch *batch);
+
+/*
+ * Check every value of @record (limits, enum membership, bools) and every
+ * status, then, only if all pass, write them in field order, each with
+ * @timestamp_ns (0: now, one reading for the batch) and its status
+ * (@status[i], or PBUS_STATUS_OK for all if @status is NULL). Returns 0;
+ * -ERANGE, -EINVAL: the first bad field, and nothing was written; -ESTALE:
+ * the instance is gone; -EBUSY: a writer stopped while holding a
+ * parameter, which alone stays unwritten (after one second).
+ * Each parameter changes atomically; readers may see the pass half done.
+ * Threads: one thread at a time per batch (any number of batches at once).
+ */
+PBUS_API int pbus_batch_write(struct pbus_batch *batch, const void *record,
+			      const uint32_t *status, uint64_t timestamp_ns);
+
 /* Write one parameter (value in its stored encoding), status ok, now. */
 PBUS_API int pbus_param_set(const struct pbus_param *param, const void *value,
 			    size_t length);

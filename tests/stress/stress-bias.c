@@ -10,8 +10,9 @@
  * per 20 us round, writer thread A writes the round's double flat out (it
  * takes the bias); writer thread B starts a moment later and writes it flat
  * out too (it revokes the bias while A keeps writing, and both then take
- * the lock). A writes with pbus_param_set_double(), whose fast path has
- * its own copy of the owner's handshake, B with pbus_table_write_many().
+ * the lock). A writes with pbus_param_set_double() and a prepared batch
+ * (pbus_batch_write()) in turn, whose fast path has its own copy of the
+ * owner's handshake, B with pbus_table_write_many().
  * Two threads on two CPUs and short writes make many of A's fast paths
  * meet a revocation. Asserts: B's own versions only grow, nothing is lost (the final version equals the number of completed
  * writes, which two writers in one copy would break), and every round's
@@ -140,17 +141,24 @@ static void write_until(struct pbus_table *t, const struct pbus_param *p, int64_
 			unsigned id, struct writer_stats *st)
 {
 	uint64_t last = 0, counter = 0;
+	struct pbus_batch_field field = {p, 0};
+	struct pbus_batch *batch = NULL;
+	int r = id == 1 ? pbus_batch_new(t, &field, 1, &batch) : 0;
 
+	if (r < 0)
+		note_error(st, "pbus_batch_new: %lld %llu", (unsigned long long)r, 0);
 	st->writes_in_round = 0;
 	do {
 		double d = (double)(id << 24 | (++counter & 0xFFFFFF));
 		struct pbus_write wr = {.index = p->index_, .value = &d, .length = 8};
 		int rc;
 
-		/* A, the owner, through the typed setter's fast path; B through
-		 * the general path, which reports the version it wrote. */
+		/* A, the owner, through the typed setter's and the batch's
+		 * fast path; B through the general path, which reports the
+		 * version it wrote. */
 		if (id == 1) {
-			rc = pbus_param_set_double(p, d);
+			rc = counter % 2 || !batch ? pbus_param_set_double(p, d)
+						   : pbus_batch_write(batch, &d, NULL, 0);
 			wr.seq = last + 1;
 		} else {
 			rc = pbus_table_write_many(t, &wr, 1);
@@ -165,6 +173,7 @@ static void write_until(struct pbus_table *t, const struct pbus_param *p, int64_
 		st->writes_in_round++;
 		st->writes++;
 	} while (stress_now_ns() < end_ns);
+	pbus_batch_free(batch);
 }
 
 struct thread_b {

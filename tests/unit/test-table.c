@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -376,6 +377,165 @@ static void batches_are_all_or_nothing(void)
 	pbus_instance_remove(owner);
 }
 
+/* The record of prepared_batches(): a caller's own struct. */
+struct unit_record {
+	double vset;
+	double vset_again;
+	int32_t mode;
+	float f32;
+	uint64_t u64;
+	int8_t i8;
+	uint8_t flag;
+};
+
+#define FIELD(t, name, member) {find(t, name), offsetof(struct unit_record, member)}
+
+static void prepared_batches(void)
+{
+	struct pbus_table *owner = create_instance(), *w = NULL, *ro = NULL;
+	struct pbus_batch *b = NULL, *bad = NULL;
+	struct unit_record rec = {.vset = 12.5, .mode = 7, .f32 = -1.5f, .u64 = UINT64_MAX,
+				  .i8 = -10, .flag = 0};
+	const char *const names[6] = {"vset", "mode", "f32", "u64", "i8", "flag"};
+	uint32_t status[6] = {PBUS_STATUS_OK, PBUS_STATUS_MINOR, PBUS_STATUS_MAJOR,
+			      PBUS_STATUS_INVALID, PBUS_STATUS_OK, PBUS_STATUS_OK};
+	struct pbus_sample sample;
+	double d = 0;
+	int32_t e = 0;
+	float f = 0;
+	uint64_t u = 0, seqs[6];
+	int8_t i8 = 0;
+	bool flag = true;
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0 ||
+	    pbus_table_open(instance, PBUS_OPEN_READ, &ro) < 0) {
+		check_failures_in_case++;
+		pbus_table_close(w);
+		pbus_instance_remove(owner);
+		return;
+	}
+	/* What pbus_batch_new() refuses. */
+	{
+		struct pbus_batch_field f1[1] = {FIELD(w, "name", vset)};
+		struct pbus_batch_field f2[1] = {FIELD(w, "samples", vset)};
+		struct pbus_batch_field f3[1] = {{find(w, "vset"), 4}};
+		struct pbus_batch_field f4[1] = {FIELD(owner, "vset", vset)};
+		struct pbus_batch_field f5[1] = {FIELD(w, "meas", vset)};
+		struct pbus_batch_field f6[1] = {FIELD(ro, "vset", vset)};
+		struct pbus_batch_field f7[1] = {{NULL, 0}};
+
+		CHECK_EQ_INT(pbus_batch_new(w, f1, 1, &bad), -EINVAL); /* a string */
+		CHECK_EQ_INT(pbus_batch_new(w, f2, 1, &bad), -EINVAL); /* an array */
+		CHECK_EQ_INT(pbus_batch_new(w, f3, 1, &bad), -EINVAL); /* misaligned */
+		CHECK_EQ_INT(pbus_batch_new(w, f4, 1, &bad), -EINVAL); /* another table's */
+		CHECK_EQ_INT(pbus_batch_new(w, f5, 1, &bad), -EACCES); /* read-only */
+		CHECK_EQ_INT(pbus_batch_new(ro, f6, 1, &bad), -EACCES); /* opened to read */
+		CHECK_EQ_INT(pbus_batch_new(w, f7, 1, &bad), -EINVAL);
+		CHECK_EQ_INT(pbus_batch_new(w, f7, 0, &bad), -EINVAL);
+		CHECK(bad == NULL);
+	}
+	{
+		struct pbus_batch_field fields[7] = {
+			FIELD(w, "vset", vset), FIELD(w, "mode", mode), FIELD(w, "f32", f32),
+			FIELD(w, "u64", u64), FIELD(w, "i8", i8), FIELD(w, "flag", flag),
+			FIELD(w, "vset", vset_again),
+		};
+
+		CHECK_EQ_INT(pbus_batch_new(w, fields, 6, &b), 0);
+		CHECK_EQ_INT(pbus_batch_new(w, fields, 7, &bad), 0);
+	}
+	if (!b || !bad)
+		goto out;
+	/* Every value, each status, one timestamp. */
+	CHECK_EQ_INT(pbus_batch_write(b, &rec, status, 0), 0);
+	CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+	CHECK(d == 12.5);
+	CHECK_EQ_INT(pbus_param_get_enum(find(ro, "mode"), &e), PBUS_STATUS_MINOR);
+	CHECK_EQ_INT(e, 7);
+	CHECK_EQ_INT(pbus_param_get_float(find(ro, "f32"), &f), PBUS_STATUS_MAJOR);
+	CHECK(f == -1.5f);
+	CHECK_EQ_INT(pbus_param_get_uint64(find(ro, "u64"), &u), PBUS_STATUS_INVALID);
+	CHECK(u == UINT64_MAX);
+	CHECK_EQ_INT(pbus_param_get_int8(find(ro, "i8"), &i8), PBUS_STATUS_OK);
+	CHECK_EQ_INT(i8, -10);
+	CHECK_EQ_INT(pbus_param_get_bool(find(ro, "flag"), &flag), PBUS_STATUS_OK);
+	CHECK(!flag);
+	{
+		uint64_t ts0 = 0;
+
+		for (unsigned i = 0; i < 6; i++) {
+			unsigned char buf[8];
+
+			CHECK(pbus_param_read(find(ro, names[i]), buf, sizeof(buf), &sample) >= 0);
+			CHECK_EQ_INT(sample.seq, 1);
+			if (i == 0)
+				ts0 = sample.timestamp_ns;
+			CHECK(sample.timestamp_ns == ts0);
+		}
+		CHECK(ts0 > UINT64_C(1600000000) * 1000000000u);
+	}
+	/* A timestamp of the caller's, statuses all ok. */
+	rec.vset = 13;
+	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 12345), 0);
+	CHECK(pbus_param_read(find(ro, "mode"), &e, sizeof(e), &sample) >= 0);
+	CHECK_EQ_INT(sample.timestamp_ns, 12345);
+	CHECK_EQ_INT(sample.status, PBUS_STATUS_OK);
+	CHECK_EQ_INT(sample.seq, 2);
+	/* One bad value or status: an error naming it, and nothing written. */
+	for (unsigned i = 0; i < 6; i++)
+		seqs[i] = pbus_param_seq(find(ro, names[i]));
+	rec.vset = 30.5; /* above max */
+	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ERANGE);
+	rec.vset = 14;
+	rec.mode = 5; /* no such enumerator */
+	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ERANGE);
+	rec.mode = 1;
+	rec.i8 = 11; /* above max */
+	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ERANGE);
+	rec.i8 = 0;
+	rec.flag = 2; /* not a bool */
+	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -EINVAL);
+	rec.flag = 1;
+	status[3] = 9;
+	CHECK_EQ_INT(pbus_batch_write(b, &rec, status, 0), -EINVAL);
+	CHECK_EQ_INT(pbus_batch_write(b, NULL, NULL, 0), -EINVAL);
+	CHECK_EQ_INT(pbus_batch_write(NULL, &rec, NULL, 0), -EINVAL);
+	for (unsigned i = 0; i < 6; i++)
+		CHECK_EQ_INT(pbus_param_seq(find(ro, names[i])), seqs[i]);
+	CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+	CHECK(d == 13);
+	/* A parameter twice: written twice, in order. */
+	rec.vset = 1;
+	rec.vset_again = 2;
+	CHECK_EQ_INT(pbus_batch_write(bad, &rec, NULL, 0), 0);
+	CHECK_EQ_INT(pbus_param_seq(find(ro, "vset")), seqs[0] + 2);
+	CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+	CHECK(d == 2);
+	/* The instrument's own code may batch its read-only measurements. */
+	{
+		struct pbus_batch_field fields[1] = {FIELD(owner, "meas", vset)};
+		struct pbus_batch *own = NULL;
+
+		CHECK_EQ_INT(pbus_batch_new(owner, fields, 1, &own), 0);
+		CHECK_EQ_INT(pbus_batch_write(own, &rec, NULL, 0), 0);
+		CHECK_EQ_INT(pbus_param_get_double(find(ro, "meas"), &d), PBUS_STATUS_OK);
+		CHECK(d == 1);
+		pbus_batch_free(own);
+	}
+	/* A closed instance. */
+	pbus_instance_remove(owner);
+	owner = NULL;
+	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ESTALE);
+out:
+	pbus_batch_free(b);
+	pbus_batch_free(bad);
+	pbus_batch_free(NULL);
+	pbus_table_close(ro);
+	pbus_table_close(w);
+	if (owner)
+		pbus_instance_remove(owner);
+}
+
 static void text_conversion(void)
 {
 	struct pbus_table *owner = create_instance();
@@ -403,6 +563,8 @@ struct writer_arg {
 	double value;
 	int delay_ms;
 	const struct pbus_param *before; /* batch: a float written first, else NULL */
+	struct pbus_batch *batch;        /* or a prepared batch of @record */
+	const void *record;
 };
 
 static void *delayed_writer(void *arg)
@@ -420,6 +582,8 @@ static void *delayed_writer(void *arg)
 		};
 
 		CHECK_EQ_INT(pbus_table_write_many(a->param->table_, wr, 2), 0);
+	} else if (a->batch) {
+		CHECK_EQ_INT(pbus_batch_write(a->batch, a->record, NULL, 0), 0);
 	} else {
 		pbus_param_set_double(a->param, a->value);
 	}
@@ -473,12 +637,29 @@ static void waits(void)
 	CHECK_EQ_INT(pbus_watch_next(all, &got), 0);
 	/* A writer in another thread wakes the sleeping waiter, and so does a
 	 * batch that writes it after an unwatched parameter. */
-	arg = (struct writer_arg){find(owner, "meas"), 7.0, 30, NULL};
+	arg = (struct writer_arg){find(owner, "meas"), 7.0, 30, NULL, NULL, NULL};
 	woken_by(w, &arg, 15);
-	arg = (struct writer_arg){find(owner, "meas"), 8.0, 30, find(owner, "f32")};
+	arg = (struct writer_arg){find(owner, "meas"), 8.0, 30, find(owner, "f32"), NULL, NULL};
 	woken_by(w, &arg, 15);
+	/* So does a prepared batch, whose one test of the total of the
+	 * parameters' counts must see the registration. */
+	{
+		struct {
+			float f32;
+			double meas;
+		} rec = {3.0f, 9.0};
+		struct pbus_batch_field fields[2] = {{find(owner, "f32"), 0}, {find(owner, "meas"), 8}};
+		struct pbus_batch *b = NULL;
+
+		CHECK_EQ_INT(pbus_batch_new(owner, fields, 2, &b), 0);
+		arg = (struct writer_arg){find(owner, "meas"), 0, 30, NULL, b, &rec};
+		if (b)
+			woken_by(w, &arg, 15);
+		pbus_batch_free(b);
+	}
 	/* The waiter registration is gone after the wait. */
 	CHECK_EQ_INT(r->waiters[15], 0);
+	CHECK_EQ_INT(r->wake->param_waiters, 0);
 	CHECK_EQ_INT(r->wake->any_waiters, 0);
 	/* Closing the instance ends waits with -ESTALE. */
 	pbus_instance_remove(owner);
@@ -839,6 +1020,7 @@ int main(void)
 	RUN_CASE(typed_writes);
 	RUN_CASE(samples_and_versions);
 	RUN_CASE(batches_are_all_or_nothing);
+	RUN_CASE(prepared_batches);
 	RUN_CASE(text_conversion);
 	RUN_CASE(waits);
 	RUN_CASE(states_and_replacement);

@@ -4,7 +4,8 @@
  * driving a simulated load. It is the instance's provider: it opens the
  * table with PBUS_OPEN_PROVIDER, fills in the identity, and at 1 kHz reads
  * the user's settings (inline, lock-free) and writes the measured voltage,
- * current and heat-sink temperature in one batch with one timestamp.
+ * current and heat-sink temperature with one timestamp, as a prepared batch
+ * (pbus_batch_new() once, pbus_batch_write() each tick).
  *
  * The model: a resistive load that drifts slowly between 6 and 10 ohm; the
  * supply regulates voltage (CV) until the current limit is reached, then
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,24 @@ struct model {
 	char published_status[128];
 };
 
+/* The measurements of one tick: the record of the prepared batch. */
+struct measurement {
+	double voltage;
+	double current;
+	float temperature;
+};
+
+static int prepare_measurements(struct psu *psu, struct pbus_batch **ret_batch)
+{
+	const struct pbus_batch_field fields[3] = {
+		{psu_param(psu, PSU_MEASURED_VOLTAGE), offsetof(struct measurement, voltage)},
+		{psu_param(psu, PSU_MEASURED_CURRENT), offsetof(struct measurement, current)},
+		{psu_param(psu, PSU_TEMPERATURE), offsetof(struct measurement, temperature)},
+	};
+
+	return pbus_batch_new(psu_table(psu), fields, 3, ret_batch);
+}
+
 static int write_state(struct psu *psu, const struct model *m, uint64_t now)
 {
 	struct pbus_write w[3] = {
@@ -80,8 +100,10 @@ static void trip(struct model *m, enum psu_trip_cause cause, const char *why)
 	snprintf(m->status, sizeof(m->status), "tripped: %.80s; cycle the output", why);
 }
 
-/* One tick of the model: read the settings, compute, publish. */
-static int tick(struct psu *psu, struct model *m, double t, double dt)
+/* One tick of the model: read the settings, compute, publish (@measurements:
+ * prepare_measurements()). */
+static int tick(struct psu *psu, struct pbus_batch *measurements, struct model *m, double t,
+		double dt)
 {
 	double vset = 0, iset = 0, ovp = 0, vmax = 0, imax = 0, v = 0, i = 0;
 	double load = 8.0 + 2.0 * sin(2 * M_PI * t / 10.0);
@@ -142,15 +164,10 @@ static int tick(struct psu *psu, struct model *m, double t, double dt)
 	clock_gettime(CLOCK_REALTIME, &now_ts);
 	now = (uint64_t)now_ts.tv_sec * 1000000000u + (uint64_t)now_ts.tv_nsec;
 	{
-		struct pbus_write w[3] = {
-			{.index = PSU_MEASURED_VOLTAGE, .value = &v, .length = 8, .timestamp_ns = now},
-			{.index = PSU_MEASURED_CURRENT, .value = &i, .length = 8, .timestamp_ns = now,
-			 .status = current_status},
-			{.index = PSU_TEMPERATURE, .value = &temperature, .length = 4, .timestamp_ns = now,
-			 .status = temperature_status},
-		};
+		const struct measurement meas = {v, i, temperature};
+		const uint32_t status[3] = {PBUS_STATUS_OK, current_status, temperature_status};
 
-		r = pbus_table_write_many(psu_table(psu), w, 3);
+		r = pbus_batch_write(measurements, &meas, status, now);
 		if (r < 0)
 			return r;
 	}
@@ -177,9 +194,28 @@ static int fill_identity(struct psu *psu, const char *instance)
 		       : 0;
 }
 
+/* What a (re)opened instance needs before the first tick: the prepared
+ * measurements (*ret_measurements) and the identity. */
+static int start(struct psu *psu, const char *instance, struct pbus_batch **ret_measurements)
+{
+	int r = prepare_measurements(psu, ret_measurements);
+
+	if (r < 0) {
+		fprintf(stderr, "psu-sim: cannot prepare the measurements of '%s': %s\n", instance,
+			pbus_strerror(r));
+		return r;
+	}
+	if (fill_identity(psu, instance) < 0) {
+		fprintf(stderr, "psu-sim: cannot write the identity of '%s'\n", instance);
+		return -EIO;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct psu *psu = NULL;
+	struct pbus_batch *measurements = NULL;
 	struct model m = {.temperature = AMBIENT_C, .state = PSU_OUTPUT_STATE_OFF};
 	struct timespec next;
 	double rate = 1000.0, t = 0;
@@ -205,17 +241,17 @@ int main(int argc, char **argv)
 			r == -EPROTO ? "built from another schema than psu.pbs" : pbus_strerror(r));
 		return 1;
 	}
-	if (fill_identity(psu, argv[1]) < 0) {
-		fprintf(stderr, "psu-sim: cannot write the identity\n");
+	if (start(psu, argv[1], &measurements) < 0)
 		return 1;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!stop) {
-		r = tick(psu, &m, t, (double)period_ns / 1e9);
+		r = tick(psu, measurements, &m, t, (double)period_ns / 1e9);
 		if (r == -ESTALE) {
 			/* pbusd stopped or restarted: wait for it (as long as it
 			 * takes) and follow the new segment, which starts from the
 			 * defaults: identity and state are published again. */
+			pbus_batch_free(measurements);
+			measurements = NULL;
 			psu_close(psu);
 			psu = NULL;
 			fprintf(stderr, "psu-sim: instance '%s' closed; waiting for pbusd\n", argv[1]);
@@ -227,8 +263,8 @@ int main(int argc, char **argv)
 			}
 			if (stop)
 				break;
-			if (fill_identity(psu, argv[1]) < 0) {
-				fprintf(stderr, "psu-sim: cannot write the identity of '%s'\n", argv[1]);
+			if (start(psu, argv[1], &measurements) < 0) {
+				pbus_batch_free(measurements);
 				psu_close(psu);
 				return 1;
 			}
@@ -238,6 +274,7 @@ int main(int argc, char **argv)
 		}
 		if (r < 0) {
 			fprintf(stderr, "psu-sim: write failed: %s\n", pbus_strerror(r));
+			pbus_batch_free(measurements);
 			psu_close(psu);
 			return 1;
 		}
@@ -249,6 +286,7 @@ int main(int argc, char **argv)
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
+	pbus_batch_free(measurements);
 	psu_close(psu);
 	return 0;
 }

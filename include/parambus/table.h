@@ -22,7 +22,7 @@
  * Threads: a table is immutable after pbus_table_open(), so every function
  * on a table or its parameters may be called from any number of threads at
  * once, including reads and writes of the same parameter. A struct
- * pbus_watch is used by one thread at a time.
+ * pbus_watch, like a struct pbus_batch, is used by one thread at a time.
  */
 #ifndef PARAMBUS_TABLE_H
 #define PARAMBUS_TABLE_H

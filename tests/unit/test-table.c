@@ -484,18 +484,17 @@ static void prepared_batches(void)
 	/* One bad value or status: an error naming it, and nothing written. */
 	for (unsigned i = 0; i < 6; i++)
 		seqs[i] = pbus_param_seq(find(ro, names[i]));
-	rec.vset = 30.5; /* above max */
-	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ERANGE);
-	rec.vset = 14;
-	rec.mode = 5; /* no such enumerator */
-	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ERANGE);
-	rec.mode = 1;
-	rec.i8 = 11; /* above max */
-	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ERANGE);
-	rec.i8 = 0;
-	rec.flag = 2; /* not a bool */
-	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -EINVAL);
-	rec.flag = 1;
+	{
+		struct unit_record refused[4] = {rec, rec, rec, rec};
+		const int why[4] = {-ERANGE, -ERANGE, -ERANGE, -EINVAL};
+
+		refused[0].vset = 30.5; /* above max */
+		refused[1].mode = 5;    /* no such enumerator */
+		refused[2].i8 = 11;     /* above max */
+		refused[3].flag = 2;    /* not a bool */
+		for (unsigned i = 0; i < 4; i++)
+			CHECK_EQ_INT(pbus_batch_write(b, &refused[i], NULL, 0), why[i]);
+	}
 	status[3] = 9;
 	CHECK_EQ_INT(pbus_batch_write(b, &rec, status, 0), -EINVAL);
 	CHECK_EQ_INT(pbus_batch_write(b, NULL, NULL, 0), -EINVAL);

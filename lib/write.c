@@ -505,12 +505,12 @@ WRITE_PATH int set_typed(const struct pbus_param *param, unsigned type, const vo
 	if (table_gone(table))
 		return -ESTALE;
 	if (pbus_type_is_scalar(type)) {
+		struct write_context ctx = write_context(table);
+
 		/* Ask for the slot's cache line in exclusive state now: readers
 		 * hold it shared, and fetching it is most of what a write costs
 		 * under load. The clock reading hides much of that wait. */
 		__builtin_prefetch(param->slot_, 1, 3);
-		struct write_context ctx = write_context(table);
-
 		return write_scalar(&ctx, param, scalar_bits(value, length), (uint32_t)length,
 				    pbus_value_clock_ns(), PBUS_STATUS_OK, NULL, false);
 	}

@@ -258,9 +258,12 @@ PBUS_API void pbus_batch_free(struct pbus_batch *batch);
  * status, then, only if all pass, write them in field order, each with
  * @timestamp_ns (0: now, one reading for the batch) and its status
  * (@status[i], or PBUS_STATUS_OK for all if @status is NULL). Returns 0;
- * -ERANGE, -EINVAL: the first bad field, and nothing was written; -ESTALE:
- * the instance is gone; -EBUSY: a writer stopped while holding a
- * parameter, which alone stays unwritten (after one second).
+ * -EINVAL: no batch or record, a status above PBUS_STATUS_INVALID, or a
+ * bool that is not 0 or 1; -ERANGE: a value outside its limits or not an enumerator (the
+ * statuses are checked first, then the values in field order; the first
+ * refusal is returned and nothing is written); -ESTALE: the instance is
+ * gone; -EBUSY: a writer stopped while holding a parameter, which alone
+ * stays unwritten (after one second).
  * Each parameter changes atomically; readers may see the pass half done.
  * Threads: one thread at a time per batch (any number of batches at once).
  */

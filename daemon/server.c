@@ -730,7 +730,6 @@ static void send_set_reply(struct client *c, uint32_t id, int result, size_t cou
 			   const int32_t *results, const uint64_t *seqs)
 {
 	size_t start = pbus_wire_begin(&c->tx, PBUS_WIRE_SET_REPLY, id);
-
 	unsigned char *p;
 
 	pbus_wire_i32(&c->tx, result);

@@ -218,18 +218,15 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 			continue;
 		}
 		if (cur == 0 || cur == PBUS_LOCK_SHARED) {
-			uint64_t to = cur == 0 && may_bias ? PBUS_LOCK_BIASED | me : me;
-
-			if (!__atomic_compare_exchange_n(lock, &cur, to, false, __ATOMIC_ACQUIRE,
-							 __ATOMIC_RELAXED))
-				continue;
-			if (to != me)
-				continue; /* biased to us now: the fast path above */
-			c->biased = false;
-			/* A fresh word stays fresh under a writer that takes no
-			 * bias (pbusd), so that the application's writer can. */
-			c->unlock_to = cur;
-			return 0;
+			/* A fresh word becomes ours for good (then the fast path
+			 * above); else it is taken for this write. Either may
+			 * lose a race: look again. */
+			if (cur == 0 && may_bias)
+				__atomic_compare_exchange_n(lock, &cur, PBUS_LOCK_BIASED | me, false,
+							    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+			else if (pbus_write_claim_free(c, lock, writing, cur, me, may_bias))
+				return 0;
+			continue;
 		}
 		if ((cur & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_BIASED) {
 			uint64_t owner = cur & PBUS_TOKEN_MASK;

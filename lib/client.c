@@ -53,6 +53,7 @@
 
 #include <parambus/client.h>
 
+#include "owner-internal.h"
 #include "schema-internal.h"
 #include "table-internal.h"
 #include "wire-internal.h"
@@ -653,11 +654,39 @@ static int find_socket(const struct pbus_client *c, struct sockaddr_un *sa)
 	return -ENOENT;
 }
 
-/* Connect the socket (nonblocking) and put it in the epoll set. */
+/* Connect a nonblocking socket to @sa; the server's uid in *ret_uid (the
+ * kernel's SO_PEERCRED: the uid of whoever listens, which nobody can
+ * forge). The descriptor, or -errno. */
+static int connect_socket(const struct sockaddr_un *sa, uid_t *ret_uid)
+{
+	struct ucred cred;
+	socklen_t length = sizeof(cred);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	*ret_uid = cred.uid;
+	return fd;
+}
+
+/*
+ * Connect the socket (nonblocking) and put it in the epoll set. The
+ * server must be a trusted owner (owner-internal.h): the socket's
+ * directory may have been made by anybody while pbusd was down, with a
+ * socket of theirs in it, who would read our writes and answer our reads.
+ * Nothing is sent before the check: an untrusted server is -EPERM.
+ */
 static int open_socket(struct pbus_client *c)
 {
 	struct sockaddr_un sa;
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = TAG_SOCKET};
+	uid_t uid;
 	int fd, r;
 
 	memset(&sa, 0, sizeof(sa));
@@ -665,11 +694,14 @@ static int open_socket(struct pbus_client *c)
 	r = find_socket(c, &sa);
 	if (r < 0)
 		return r;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = connect_socket(&sa, &uid);
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		return fd;
+	if (!pbus_owner_trusted(uid)) {
+		close(fd);
+		return -EPERM;
+	}
+	if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
@@ -1495,6 +1527,61 @@ int pbus_client_stats(struct pbus_client *client, char *buf, size_t size)
 		buf[n] = 0;
 	}
 	return finish(client, (int)length);
+}
+
+int pbus_client_stats_text(struct pbus_client *client, char **ret_json)
+{
+	struct pbus_wire_reader rd;
+	const char *json;
+	uint32_t length;
+	char *copy;
+	int r;
+
+	if (!client || !ret_json)
+		return -EINVAL;
+	request_begin(client, PBUS_WIRE_STATS_GET);
+	r = request_end(client);
+	if (r == 0)
+		r = transact(client, 0, true);
+	if (r < 0)
+		return finish(client, r);
+	pbus_wire_reader_init(&rd, client->reply.data, client->reply.size);
+	json = pbus_wire_get_str(&rd, &length);
+	if (!pbus_wire_done(&rd))
+		return finish(client, -EPROTO);
+	copy = malloc((size_t)length + 1);
+	if (!copy)
+		return finish(client, -ENOMEM);
+	memcpy(copy, json, length);
+	copy[length] = 0;
+	*ret_json = copy;
+	return finish(client, 0);
+}
+
+int pbus_client_server_uid(const char *instance, const char *socket_dir, char *path, size_t size,
+			   uid_t *ret_uid)
+{
+	struct pbus_client c = {.socket_dir = (char *)socket_dir};
+	struct sockaddr_un sa;
+	uid_t uid;
+	int fd, r;
+
+	if (!instance || !pbus_instance_name_valid(instance) || (!path && size) || !ret_uid)
+		return -EINVAL;
+	memcpy(c.instance, instance, strlen(instance) + 1);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	r = find_socket(&c, &sa);
+	if (r < 0)
+		return r;
+	if (size)
+		snprintf(path, size, "%s", sa.sun_path);
+	fd = connect_socket(&sa, &uid);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	*ret_uid = uid;
+	return 0;
 }
 
 int pbus_client_ping(struct pbus_client *client, const void *data, size_t length)

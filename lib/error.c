@@ -21,6 +21,7 @@ const char *pbus_strerror(int negative_errno)
 	case EBUSY: return "busy (held by another owner or writer)";
 	case EPROTO: return "not a parambus segment of a supported format";
 	case ESRCH: return "the instance's owner (pbusd) is not running";
+	case EPERM: return "not permitted (no write right, or the instance belongs to an untrusted user)";
 	case ENOBUFS: return "buffer too small";
 	default: return strerror(-negative_errno);
 	}

@@ -12,13 +12,15 @@
 #include "table-internal.h"
 
 /* Post (or renew) a reader's turn unless another reader's is running: the
- * writers of the parameter hold off until we clear it or it expires. */
+ * writers of the parameter hold off until we clear it or it expires. A word
+ * further ahead than any reader posts is not a turn (writers ignore it):
+ * replace it. */
 static void take_turn(const struct pbus_param *param, uint64_t *turn)
 {
 	uint64_t *word = &param->table_->turns[param->index_];
 	uint64_t now = (uint64_t)pbus_monotonic_ns(), current = __atomic_load_n(word, __ATOMIC_RELAXED);
 
-	if (current > now && current != *turn)
+	if (current > now && current <= now + PBUS_READER_TURN_NS && current != *turn)
 		return; /* someone else's turn: writers hold off for us too */
 	if (__atomic_compare_exchange_n(word, &current, now + PBUS_READER_TURN_NS, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))

@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * segment-layout.h: the segment format v1 as C structs. This is a wire
+ * segment-layout.h: the segment format v2 as C structs. This is a wire
  * format (docs/segment-format.md is its specification): fixed-width fields,
  * explicit offsets checked below, no pointers, native little-endian byte
  * order. Nothing here may change without a format version bump.
  *
  * Two shared-memory objects make an instance:
- *  - the value segment "/pbus.<instance>": header, descriptors, enums,
- *    string pool, value slots, per-parameter daemon area. Writable only by
- *    trusted writers; everybody else maps it read-only.
- *  - the wake segment "/pbus.<instance>.wake": the futex word and the waiter
- *    counts, writable by every reader, because a reader that waits must say
- *    so and a read-only reader cannot write the value segment. It holds no
- *    value: tampering with it can delay a waiter's wake-up, never change or
- *    tear a value.
+ *  - the value segment, the file /dev/shm/pbus.<instance>: header,
+ *    descriptors, enums, string pool, value slots, per-parameter owner area.
+ *    Owned by the instance's owner and writable only by trusted writers;
+ *    everybody else maps it read-only, after checking who owns it.
+ *  - the wake segment, a System V shared-memory segment whose id the value
+ *    header names: the futex word, the waiter counts and the reader's turns,
+ *    writable by every reader, because a reader that waits must say so and a
+ *    read-only reader cannot write the value segment. Unlike a file, its size
+ *    is fixed at creation and only its creator can remove it, so nobody can
+ *    make its mappings fault; and nothing in it is trusted for a size or an
+ *    identity. Tampering with it can delay a waiter's wake-up or a write by
+ *    a bound docs/security.md states, never change, tear or hide a value.
  */
 #ifndef PBUS_SEGMENT_LAYOUT_H
 #define PBUS_SEGMENT_LAYOUT_H
@@ -25,7 +29,7 @@
 
 #define PBUS_SEGMENT_MAGIC "PARAMBUS"   /* 8 bytes, no NUL */
 #define PBUS_WAKE_MAGIC "PBUSWAKE"      /* 8 bytes, no NUL */
-#define PBUS_FORMAT_VERSION 1u
+#define PBUS_FORMAT_VERSION 2u
 #define PBUS_INSTANCE_NAME_MAX 48
 #define PBUS_PARAM_NAME_MAX 127
 #define PBUS_PARAM_MAX 65535u
@@ -48,11 +52,11 @@ enum {
 
 struct pbus_segment_header {
 	char magic[8];               /* "PARAMBUS" */
-	uint32_t format_version;     /* 1 */
+	uint32_t format_version;     /* 2 */
 	uint32_t header_size;        /* 256 */
 	uint64_t segment_size;       /* bytes of the whole segment */
 	uint64_t schema_hash;        /* FNV-1a-64 of the compiled schema */
-	uint64_t instance_id;        /* random; the wake segment repeats it */
+	uint64_t instance_id;        /* random, chosen at creation */
 	uint32_t param_count;
 	uint32_t enum_count;
 	uint32_t descriptor_size;    /* 128 */
@@ -74,8 +78,9 @@ struct pbus_segment_header {
 	uint32_t interface_minor;
 	char instance[64];           /* NUL-terminated name */
 	uint32_t save_count;         /* futex word: bumped after each save */
-	uint32_t reserved0;
-	uint64_t reserved[4];
+	uint32_t wake_id;            /* System V shm id of the wake segment */
+	uint64_t wake_size;          /* its size in bytes */
+	uint64_t reserved[3];
 };
 
 struct pbus_param_descriptor {
@@ -139,11 +144,14 @@ struct pbus_param_aux {
 				  * (that writer only, and revokers; write-lock.c) */
 };
 
+/* Anybody may write any of this: the first line is for people (ipcs, a
+ * debugger) and never read by the library; the counts are hints whose
+ * damage docs/security.md bounds. */
 struct pbus_wake_header {
 	char magic[8];           /* "PBUSWAKE" */
-	uint32_t format_version; /* 1 */
+	uint32_t format_version; /* 2 */
 	uint32_t param_count;
-	uint64_t instance_id;    /* equals the value segment's */
+	uint64_t instance_id;    /* the value segment's */
 	uint64_t reserved0[5];
 	/* Second cache line: the words every waiter and writer touch. */
 	uint32_t notify;         /* futex word: bumped on each watched change */
@@ -179,6 +187,8 @@ _Static_assert(offsetof(struct pbus_segment_header, created_ns) == 128, "header 
 _Static_assert(offsetof(struct pbus_segment_header, interface_name) == 136, "header layout");
 _Static_assert(offsetof(struct pbus_segment_header, instance) == 152, "header layout");
 _Static_assert(offsetof(struct pbus_segment_header, save_count) == 216, "header layout");
+_Static_assert(offsetof(struct pbus_segment_header, wake_id) == 220, "header layout");
+_Static_assert(offsetof(struct pbus_segment_header, wake_size) == 224, "header layout");
 _Static_assert(sizeof(struct pbus_param_descriptor) == 128, "descriptor is 128 bytes");
 _Static_assert(offsetof(struct pbus_param_descriptor, type) == 32, "descriptor layout");
 _Static_assert(offsetof(struct pbus_param_descriptor, value_size) == 36, "descriptor layout");

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * segment.c: the life of a segment. The owner lays it out from a schema,
- * fills it under a temporary name and publishes it with rename(2), so that
- * nobody ever maps a half-built segment; readers map it and validate every
- * offset before trusting it; a clean shutdown marks it CLOSED and removes
- * its names. docs/segment-format.md is the specification.
+ * fills it in a file that has no name yet (O_TMPFILE) and publishes it with
+ * rename(2), so that nobody ever maps a half-built segment; readers check
+ * who owns it, map it and validate every offset before trusting it; a clean
+ * shutdown marks it CLOSED and removes its name. The wake segment, which
+ * every reader may write, is System V shared memory rather than a file: its
+ * size is fixed at creation and only its creator may remove it, so no other
+ * user can make a mapping of it fault (docs/security.md).
+ * docs/segment-format.md is the specification.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +18,13 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <parambus/instance.h>
 
+#include "owner-internal.h"
 #include "schema-internal.h"
 #include "table-internal.h"
 
@@ -134,6 +140,61 @@ int pbus_segment_validate(const unsigned char *base, size_t size)
 	return 0;
 }
 
+int pbus_segment_validate_instance(const unsigned char *base, size_t size, const char *instance)
+{
+	int r = pbus_segment_validate(base, size);
+
+	if (r < 0)
+		return r;
+	/* The owner's segment of another instance, renamed or linked here,
+	 * is not this instance. */
+	return strcmp(((const struct pbus_segment_header *)(const void *)base)->instance, instance) ? -EPROTO
+												     : 0;
+}
+
+int pbus_wake_attach(struct pbus_table *t)
+{
+	const struct pbus_segment_header *h = (const void *)t->base;
+	uint64_t need = pbus_wake_segment_bytes(h->param_count);
+	struct shmid_ds ds;
+	void *base;
+
+	if (h->wake_size < need || h->wake_size > SIZE_MAX || h->wake_id > INT32_MAX)
+		return -EPROTO;
+	base = shmat((int)h->wake_id, NULL, 0);
+	if (base != (void *)-1) {
+		/* Attached, the id names this segment until we detach: its
+		 * status is the truth about what we mapped. Only the process
+		 * that created the value segment, as its owner, made the one
+		 * the header names; an id reused for anybody else's segment
+		 * fails here. */
+		if (shmctl((int)h->wake_id, IPC_STAT, &ds) == 0 && ds.shm_perm.cuid == t->owner_uid &&
+		    (uint32_t)ds.shm_cpid == h->owner_pid && ds.shm_segsz >= h->wake_size) {
+			t->wake_base = base;
+			t->wake_size = (size_t)h->wake_size;
+			return 0;
+		}
+		shmdt(base);
+	}
+	/* Gone (its last user detached after the owner died) or somebody
+	 * else's now. That is only possible once the owner is dead: a live
+	 * owner keeps its wake segment attached. */
+	if (pbus_process_alive(h->owner_pid, h->owner_start) &&
+	    __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) <= PBUS_SEGMENT_LIVE)
+		return base == (void *)-1 && (errno == EACCES || errno == ENOMEM) ? -errno : -EPROTO;
+	/* An orphan: nobody who shared the wake segment is left to wake or to
+	 * be woken, and the next owner replaces the instance. A private zero
+	 * page stands in, so that reads, writes and waits (which see the
+	 * versions themselves) still work. */
+	base = mmap(NULL, (size_t)h->wake_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	t->wake_base = base;
+	t->wake_size = (size_t)h->wake_size;
+	t->wake_private = true;
+	return 0;
+}
+
 /* --- Creation ------------------------------------------------------------- */
 
 /* The string pool being built: every string followed by a NUL. */
@@ -172,11 +233,13 @@ static int pool_add_string(struct pool *p, const char *s, uint32_t *ret_offset,
 	return pool_add(p, s ? s : "", n, ret_offset);
 }
 
-static int create_file(const char *path, size_t size, mode_t mode, gid_t group,
-		       unsigned char **ret_base)
+/* The value segment's file, without a name until it is published
+ * (pbus_instance_publish()): a crash before that leaves nothing behind, and
+ * nobody can open, or put anything in the way of, a half-built segment. */
+static int create_file(struct pbus_table *t, size_t size, mode_t mode, gid_t group)
 {
 	void *base;
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = open(PBUS_SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	int r = 0;
 
 	if (fd < 0)
@@ -189,18 +252,21 @@ static int create_file(const char *path, size_t size, mode_t mode, gid_t group,
 		if (base == MAP_FAILED)
 			r = -errno;
 		else
-			*ret_base = base;
+			t->base = base;
 	}
-	close(fd);
-	if (r < 0)
-		unlink(path);
-	return r;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	t->temp_fd = fd;
+	t->owner_uid = geteuid();
+	return 0;
 }
 
 /* Lay the value segment out from @schema into @t (mapped under a temporary
  * name) and fill header, descriptors, enums, pool and initial values. */
 static int build_value_segment(struct pbus_table *t, const struct pbus_schema *schema,
-			       mode_t mode, gid_t group, uint64_t instance_id)
+			       mode_t mode, gid_t group, uint64_t instance_id, uint32_t wake_id)
 {
 	struct pool pool = {0};
 	struct pbus_param_descriptor *descs = NULL;
@@ -300,8 +366,10 @@ static int build_value_segment(struct pbus_table *t, const struct pbus_schema *s
 	h.interface_major = schema->major;
 	h.interface_minor = schema->minor;
 	snprintf(h.instance, sizeof(h.instance), "%s", t->instance);
+	h.wake_id = wake_id;
+	h.wake_size = t->wake_size;
 
-	r = create_file(t->temp_name, h.segment_size, mode, group, &t->base);
+	r = create_file(t, h.segment_size, mode, group);
 	if (r < 0)
 		goto out;
 	t->size = h.segment_size;
@@ -339,17 +407,27 @@ out:
 	return r;
 }
 
-static int build_wake_segment(struct pbus_table *t, uint32_t param_count, uint64_t instance_id)
+/* The wake segment: System V shared memory of a size fixed for good, which
+ * every reader may attach read-write (mode 0666) and only we may remove. It
+ * is marked for removal at once, so that it goes with its last attachment:
+ * the kernel frees it after the owner and every reader are gone, and
+ * Linux still lets readers attach it by id until then. */
+static int build_wake_segment(struct pbus_table *t, uint32_t param_count, uint64_t instance_id,
+			      uint32_t *ret_id)
 {
 	struct pbus_wake_header w;
 	size_t size = (size_t)pbus_round_up(pbus_wake_segment_bytes(param_count),
 					    (uint64_t)sysconf(_SC_PAGESIZE));
-	int r;
+	void *base;
+	int id = shmget(IPC_PRIVATE, size, IPC_CREAT | IPC_EXCL | 0666);
 
-	/* Every reader may register as a waiter, so the wake segment is 0666. */
-	r = create_file(t->temp_wake_name, size, 0666, (gid_t)-1, &t->wake_base);
-	if (r < 0)
-		return r;
+	if (id < 0)
+		return -errno;
+	base = shmat(id, NULL, 0);
+	shmctl(id, IPC_RMID, NULL);
+	if (base == (void *)-1)
+		return -errno;
+	t->wake_base = base;
 	t->wake_size = size;
 	memset(&w, 0, sizeof(w));
 	memcpy(w.magic, PBUS_WAKE_MAGIC, 8);
@@ -357,16 +435,25 @@ static int build_wake_segment(struct pbus_table *t, uint32_t param_count, uint64
 	w.param_count = param_count;
 	w.instance_id = instance_id;
 	memcpy(t->wake_base, &w, sizeof(w));
+	*ret_id = (uint32_t)id;
 	return 0;
 }
 
 /*
  * Take the instance's owner lock: flock(LOCK_EX|LOCK_NB) on
- * PBUS_SHM_DIR/pbus.NAME.lock. A clean owner unlinks the file while it still
- * holds the lock, so a contender may have locked a file that no longer has
- * the name; it then checks that the name still leads to the inode it locked
- * and starts again if not. That keeps two owners from ever coexisting, and
- * leaves no lock file behind after a clean shutdown.
+ * PBUS_SHM_DIR/pbus.NAME.lock, a file of ours with mode 0600, so that
+ * nobody but our own user (and root) can open it, let alone hold its lock.
+ * A lock file of anybody else (made before we came, to lock us out) or with
+ * another mode (an older version's 0644, which others could open) is
+ * removed if we can and made anew; if we cannot (the sticky /dev/shm keeps
+ * a non-root owner from removing others' files), -EEXIST: the caller says
+ * whose file is in the way.
+ *
+ * A clean owner unlinks the file while it still holds the lock, so a
+ * contender may have locked a file that no longer has the name; it then
+ * checks that the name still leads to the inode it locked and starts again
+ * if not. That keeps two owners from ever coexisting, and leaves no lock
+ * file behind after a clean shutdown.
  */
 static int take_instance_lock(const char *instance, int *ret_fd)
 {
@@ -377,16 +464,38 @@ static int take_instance_lock(const char *instance, int *ret_fd)
 		return r;
 	for (int attempt = 0; attempt < 100; attempt++) {
 		struct stat locked, named;
-		int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
-		if (fd < 0)
-			return -errno;
+		if (fd < 0 && errno == ENOENT)
+			fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			if (errno == EEXIST || errno == ENOENT)
+				continue; /* raced with another contender */
+			if (errno != ELOOP && errno != EACCES)
+				return -errno;
+			/* A symlink, or a file we may not even open: not ours. */
+			if (unlink(path) < 0)
+				return -EEXIST;
+			continue;
+		}
+		if (fstat(fd, &locked) < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		if (!S_ISREG(locked.st_mode) || locked.st_uid != geteuid() ||
+		    (locked.st_mode & 07777) != 0600) {
+			close(fd);
+			if (unlink(path) < 0)
+				return -EEXIST;
+			continue;
+		}
 		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 			close(fd);
 			return r;
 		}
-		if (fstat(fd, &locked) == 0 && stat(path, &named) == 0 && locked.st_dev == named.st_dev &&
+		if (stat(path, &named) == 0 && locked.st_dev == named.st_dev &&
 		    locked.st_ino == named.st_ino) {
 			*ret_fd = fd;
 			return 0;
@@ -404,14 +513,19 @@ int pbus_instance_create(const char *instance, const struct pbus_schema *schema,
 	mode_t mode = options && options->mode ? (mode_t)options->mode : 0644;
 	gid_t group = options ? options->group : (gid_t)-1;
 	uint64_t instance_id;
+	uint32_t wake_id = 0;
 	int r;
 
-	if (!pbus_instance_name_valid(instance) || !schema || !ret_table || (mode & ~0777u))
+	/* A table others may write is one nobody can trust (docs/security.md):
+	 * readers refuse it, so it is not made. */
+	if (!pbus_instance_name_valid(instance) || !schema || !ret_table || (mode & ~0777u) ||
+	    (mode & S_IWOTH))
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->lock_fd = -1;
+	t->temp_fd = -1;
 	t->owner = true;
 	t->flags = PBUS_OPEN_PROVIDER;
 	snprintf(t->instance, sizeof(t->instance), "%s", instance);
@@ -423,38 +537,22 @@ int pbus_instance_create(const char *instance, const struct pbus_schema *schema,
 		r = -EIO;
 		goto fail;
 	}
-	r = -ENOMEM;
-	if (asprintf(&t->temp_name, "%s/%s%s.new.%d", PBUS_SHM_DIR, PBUS_SHM_PREFIX, instance,
-		     (int)getpid()) < 0) {
-		t->temp_name = NULL;
-		goto fail;
-	}
-	if (asprintf(&t->temp_wake_name, "%s/%s%s.wake.new.%d", PBUS_SHM_DIR, PBUS_SHM_PREFIX,
-		     instance, (int)getpid()) < 0) {
-		t->temp_wake_name = NULL;
-		goto fail;
-	}
-	/* Leftovers of an owner with our PID that died before publishing. */
-	unlink(t->temp_name);
-	unlink(t->temp_wake_name);
-	if ((r = build_value_segment(t, schema, mode, group, instance_id)) < 0 ||
-	    (r = build_wake_segment(t, schema->param_count, instance_id)) < 0 ||
+	if ((r = build_wake_segment(t, schema->param_count, instance_id, &wake_id)) < 0 ||
+	    (r = build_value_segment(t, schema, mode, group, instance_id, wake_id)) < 0 ||
 	    (r = pbus_table_resolve(t)) < 0)
 		goto fail;
 	*ret_table = t;
 	return 0;
 fail:
-	if (t->temp_name)
-		unlink(t->temp_name);
-	if (t->temp_wake_name)
-		unlink(t->temp_wake_name);
 	pbus_table_destroy(t);
 	return r;
 }
 
 /* Mark an earlier owner's segment REPLACED and wake its waiters, so that its
  * readers reopen. Best effort: a segment we cannot open has no readers we
- * could tell. */
+ * could tell, and one of an owner we do not trust (a stand-in some other
+ * user made while the instance was down) is not ours to write: its readers,
+ * who checked its owner, never believed it. */
 static void retire_old_segment(const char *instance)
 {
 	struct pbus_table *old;
@@ -468,52 +566,59 @@ static void retire_old_segment(const char *instance)
 
 int pbus_instance_publish(struct pbus_table *owner)
 {
-	char path[256], wake_path[256];
+	char path[256], temp[256], proc[64];
+	uint64_t nonce;
 	int r;
 
-	if (!owner || !owner->owner || !owner->temp_name)
+	if (!owner || !owner->owner || owner->temp_fd < 0)
 		return -EINVAL;
-	if ((r = pbus_shm_path(path, sizeof(path), owner->instance, "")) < 0 ||
-	    (r = pbus_shm_path(wake_path, sizeof(wake_path), owner->instance, ".wake")) < 0)
+	if ((r = pbus_shm_path(path, sizeof(path), owner->instance, "")) < 0)
 		return r;
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+		return -EIO;
+	/* A name nobody can guess (so nobody can take it first), which rename(2)
+	 * then moves over the instance's name in one step. */
+	if (snprintf(temp, sizeof(temp), "%s.new.%016llx", path, (unsigned long long)nonce) >= (int)sizeof(temp))
+		return -ENAMETOOLONG;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", owner->temp_fd);
 	retire_old_segment(owner->instance);
 	__atomic_store_n(&owner->header->state, PBUS_SEGMENT_LIVE, __ATOMIC_RELEASE);
-	/* Wake segment first: a reader that opens between the two renames finds
-	 * an old value segment with a new wake segment, sees the instance ids
-	 * differ and retries. */
-	if (rename(owner->temp_wake_name, wake_path) < 0 || rename(owner->temp_name, path) < 0)
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, temp, AT_SYMLINK_FOLLOW) < 0)
 		return -errno;
-	free(owner->temp_name);
-	free(owner->temp_wake_name);
-	owner->temp_name = owner->temp_wake_name = NULL;
+	if (rename(temp, path) < 0) {
+		r = -errno;
+		unlink(temp);
+		__atomic_store_n(&owner->header->state, PBUS_SEGMENT_CREATING, __ATOMIC_RELEASE);
+		return r;
+	}
+	close(owner->temp_fd);
+	owner->temp_fd = -1;
 	return 0;
 }
 
 void pbus_instance_remove(struct pbus_table *owner)
 {
-	char path[256], wake_path[256];
+	char path[256];
 
 	if (!owner)
 		return;
 	if (owner->owner) {
 		__atomic_store_n(&owner->header->state, PBUS_SEGMENT_CLOSED, __ATOMIC_RELEASE);
 		pbus_wake_all(owner);
-		if (owner->temp_name) {
-			unlink(owner->temp_name);
-			unlink(owner->temp_wake_name);
-		} else if (pbus_shm_path(path, sizeof(path), owner->instance, "") == 0 &&
-			   pbus_shm_path(wake_path, sizeof(wake_path), owner->instance, ".wake") == 0) {
-			/* Check ownership before unlinking either name. */
-			struct pbus_table *current;
+		if (owner->temp_fd < 0 && pbus_shm_path(path, sizeof(path), owner->instance, "") == 0) {
+			/* Unlink the name only if it is still ours: compare the
+			 * file it leads to with the one we mapped. */
+			struct pbus_segment_header h;
+			struct stat named;
+			int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
-			if (pbus_table_open(owner->instance, PBUS_OPEN_READ, &current) == 0) {
-				bool ours = current->header->instance_id == owner->header->instance_id;
-
-				pbus_table_close(current);
-				if (ours) {
+			if (fd >= 0) {
+				if (fstat(fd, &named) == 0 && S_ISREG(named.st_mode) &&
+				    named.st_uid == geteuid() &&
+				    pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+				    h.instance_id == owner->header->instance_id)
 					unlink(path);
-					unlink(wake_path);
-				}
+				close(fd);
 			}
 		}
 		/* Unlinked while still held: see take_instance_lock(). */

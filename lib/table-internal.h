@@ -30,9 +30,12 @@ struct pbus_table {
 	struct pbus_segment_header *header;
 	const struct pbus_param_descriptor *descriptors;
 	struct pbus_param_aux *aux;
-	/* The wake segment. */
+	uid_t owner_uid;                  /* the value segment file's owner */
+	/* The wake segment: attached System V shared memory, or, for an
+	 * orphaned instance whose wake segment is gone, a private stand-in. */
 	unsigned char *wake_base;
 	size_t wake_size;
+	bool wake_private;
 	struct pbus_wake_header *wake;
 	uint32_t *waiters;                /* param_count waiter counts */
 	uint64_t *turns;                  /* param_count reader's-turn deadlines */
@@ -47,7 +50,8 @@ struct pbus_table {
 	/* Owner only (pbus_instance_create). */
 	bool owner;
 	int lock_fd;                      /* flock on the instance lock file */
-	char *temp_name, *temp_wake_name; /* unpublished names in PBUS_SHM_DIR */
+	int temp_fd;                      /* the unpublished value segment (an
+					   * O_TMPFILE), -1 once published */
 };
 
 /*
@@ -88,6 +92,15 @@ int pbus_shm_path(char *buf, size_t size, const char *instance, const char *suff
  * corrupt or hostile segment holds can send a reader outside the mapping.
  * -EPROTO with nothing touched if anything is wrong. */
 int pbus_segment_validate(const unsigned char *base, size_t size);
+
+/* pbus_segment_validate(), and the segment is the one of @instance. */
+int pbus_segment_validate_instance(const unsigned char *base, size_t size, const char *instance);
+
+/* Attach the wake segment that the (validated) value header of @table
+ * names, and check that the instance's owner made it (docs/segment-format.md
+ * §3). An orphaned instance whose wake segment is gone gets a private
+ * stand-in. */
+int pbus_wake_attach(struct pbus_table *table);
 
 /* Fill the table's resolved arrays from its validated mapping. */
 int pbus_table_resolve(struct pbus_table *table);
@@ -151,13 +164,16 @@ static inline int pbus_read_scalar_sample(const struct pbus_param *param, uint64
 	return status;
 }
 
-/* Write one parameter's value that has passed every check (write.c);
- * @timestamp_ns 0 means now. Its waiters are woken at once, or, with
- * @batch, the caller runs the waiter handshake once for all the writes of
- * its batch after they are published (pbus_table_write_many()). */
-int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
-		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq,
-		       bool batch);
+/* pbus_table_write_many() that never waits for another writer: if a live
+ * writer holds one of the parameters, -EAGAIN with nothing written (that
+ * write's .result -EAGAIN, the others' 0); try again later. For pbusd,
+ * whose one thread serves every client and must not stop for one busy
+ * parameter (docs/security.md). */
+int pbus_table_write_many_try(struct pbus_table *table, struct pbus_write *writes, size_t count);
+
+/* How long a batch that keeps meeting held parameters tries before -EBUSY:
+ * the second a single write waits for a stopped holder. */
+#define PBUS_BATCH_BUSY_NS INT64_C(1000000000)
 
 /* Wake every waiter of the table (state changes, saves). */
 void pbus_wake_all(struct pbus_table *table);
@@ -304,9 +320,10 @@ static inline bool pbus_write_claim_biased(struct pbus_write_claim *c, uint64_t 
 /* Everything but the owner's fast path: take the lock, a bias (if
  * @may_bias), revoke another's bias, or take over from a dead writer.
  * 0, or -EBUSY if a live writer keeps it for longer than a second (a
- * stopped process), never forever. */
+ * stopped process), never forever. Without @wait, -EAGAIN instead of
+ * waiting for a live writer beyond a brief spin (nothing is held then). */
 int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *writing,
-			  bool may_bias);
+			  bool may_bias, bool wait);
 
 /* A free word @cur taken for one write, as pbus_write_claim_slow() would
  * take it, without its loop: SHARED (a parameter with two writers), or 0
@@ -337,7 +354,7 @@ static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock,
 		return 0;
 	if (pbus_write_claim_free(c, lock, writing, cur, me, may_bias))
 		return 0;
-	return pbus_write_claim_slow(c, lock, writing, may_bias);
+	return pbus_write_claim_slow(c, lock, writing, may_bias, true);
 }
 
 /* Wake the writers asleep on @lock (pbus_write_hand_over()). */

@@ -10,37 +10,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "owner-internal.h"
 #include "table-internal.h"
 
-static int map_file(const char *path, bool writable, unsigned char **ret_base,
-		    size_t *ret_size, dev_t *ret_dev, ino_t *ret_ino)
+/* Map the value segment at @path after checking who owns it: a file that
+ * anybody could have made under the instance's name is not believed
+ * (owner-internal.h). The owner's uid is kept: the wake segment must be its
+ * too. */
+static int map_value_segment(struct pbus_table *t, const char *path, bool writable)
 {
 	struct stat st;
 	void *base;
-	int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	int r = 0;
 
 	if (fd < 0)
-		return -errno;
+		return errno == ELOOP ? -EPROTO : -errno;
 	if (fstat(fd, &st) < 0)
 		r = -errno;
-	else if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct pbus_wake_header))
+	else if ((r = pbus_owner_check_file(&st)) == 0 &&
+		 (st.st_size < (off_t)sizeof(struct pbus_segment_header) || (uint64_t)st.st_size > SIZE_MAX))
 		r = -EPROTO;
 	if (r == 0) {
-		base = mmap(NULL, (size_t)st.st_size, PROT_READ | (writable ? PROT_WRITE : 0),
-			    MAP_SHARED, fd, 0);
+		base = mmap(NULL, (size_t)st.st_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
 		if (base == MAP_FAILED) {
 			r = -errno;
 		} else {
-			*ret_base = base;
-			*ret_size = (size_t)st.st_size;
-			if (ret_dev)
-				*ret_dev = st.st_dev;
-			if (ret_ino)
-				*ret_ino = st.st_ino;
+			t->base = base;
+			t->size = (size_t)st.st_size;
+			t->owner_uid = st.st_uid;
 		}
 	}
 	close(fd);
@@ -122,83 +124,66 @@ void pbus_table_destroy(struct pbus_table *t)
 		return;
 	if (t->base)
 		munmap(t->base, t->size);
-	if (t->wake_base)
+	if (t->wake_base && t->wake_private)
 		munmap(t->wake_base, t->wake_size);
+	else if (t->wake_base)
+		shmdt(t->wake_base);
 	if (t->lock_fd >= 0)
 		close(t->lock_fd);
+	if (t->temp_fd >= 0)
+		close(t->temp_fd);
 	free(t->params);
 	free(t->types);
 	free(t->by_name);
 	free(t->enum_values);
 	free(t->enum_labels);
-	free(t->temp_name);
-	free(t->temp_wake_name);
 	free(t);
 }
 
-/* Map the value and wake segments once; -EAGAIN if they belong to different
- * owners (a restart is renaming them right now). */
-static int open_once(struct pbus_table *t, const char *instance, unsigned flags)
+/* Map the value segment and attach the wake segment it names. */
+static int open_segments(struct pbus_table *t, const char *instance, unsigned flags)
 {
-	char path[256], wake_path[256];
-	const struct pbus_wake_header *w;
+	char path[256];
 	int r;
 
-	if ((r = pbus_shm_path(path, sizeof(path), instance, "")) < 0 ||
-	    (r = pbus_shm_path(wake_path, sizeof(wake_path), instance, ".wake")) < 0)
+	if ((r = pbus_shm_path(path, sizeof(path), instance, "")) < 0)
 		return r;
-	r = map_file(path, flags & PBUS_OPEN_WRITE, &t->base, &t->size, NULL, NULL);
+	r = map_value_segment(t, path, flags & PBUS_OPEN_WRITE);
 	if (r < 0)
 		return r;
-	r = pbus_segment_validate(t->base, t->size);
+	r = pbus_segment_validate_instance(t->base, t->size, instance);
 	if (r < 0)
 		return r;
-	r = map_file(wake_path, true, &t->wake_base, &t->wake_size, NULL, NULL);
-	if (r == -ENOENT)
-		return -EAGAIN;
-	if (r < 0)
-		return r;
-	w = (const void *)t->wake_base;
-	if (memcmp(w->magic, PBUS_WAKE_MAGIC, 8) || w->format_version != PBUS_FORMAT_VERSION)
-		return -EPROTO;
-	if (w->instance_id != ((const struct pbus_segment_header *)(const void *)t->base)->instance_id)
-		return -EAGAIN;
-	if (w->param_count != ((const struct pbus_segment_header *)(const void *)t->base)->param_count ||
-	    t->wake_size < pbus_wake_segment_bytes(w->param_count))
-		return -EPROTO;
-	return 0;
+	return pbus_wake_attach(t);
 }
 
 int pbus_table_open(const char *instance, unsigned flags, struct pbus_table **ret_table)
 {
 	struct pbus_table *t;
-	int r = -EAGAIN;
+	int r;
 
 	if (!pbus_instance_name_valid(instance) || !ret_table || (flags & ~(unsigned)PBUS_OPEN_PROVIDER))
 		return -EINVAL;
-	for (int attempt = 0; attempt < 100 && r == -EAGAIN; attempt++) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		t->lock_fd = -1;
-		t->flags = flags;
-		/* An application's writers may own the parameters they alone
-		 * write (pbusd's own table never takes a bias: its writes are
-		 * rare and would only cost the application a revocation). */
-		t->may_bias = (flags & PBUS_OPEN_WRITE) != 0;
-		memcpy(t->instance, instance, strlen(instance) + 1);
-		r = open_once(t, instance, flags);
-		if (r == 0)
-			r = pbus_table_resolve(t);
-		if (r == 0) {
-			*ret_table = t;
-			return 0;
-		}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->lock_fd = -1;
+	t->temp_fd = -1;
+	t->flags = flags;
+	/* An application's writers may own the parameters they alone write
+	 * (pbusd's own table never takes a bias: its writes are rare and would
+	 * only cost the application a revocation). */
+	t->may_bias = (flags & PBUS_OPEN_WRITE) != 0;
+	memcpy(t->instance, instance, strlen(instance) + 1);
+	r = open_segments(t, instance, flags);
+	if (r == 0)
+		r = pbus_table_resolve(t);
+	if (r < 0) {
 		pbus_table_destroy(t);
-		if (r == -EAGAIN)
-			usleep(1000);
+		return r;
 	}
-	return r;
+	*ret_table = t;
+	return 0;
 }
 
 void pbus_table_close(struct pbus_table *table)

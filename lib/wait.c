@@ -39,6 +39,11 @@
 /* Longest sleep of a waiter whose membarrier(2) failed (seccomp, say):
  * a registered writer's wake-up may then be missed, never for longer. */
 #define PBUS_UNBARRIERED_POLL_NS INT64_C(1000000)
+/* Longest sleep of any waiter: the counts that tell writers somebody waits
+ * live in the wake segment, which every reader may write, so one that
+ * zeroes them can make writers skip the wake-up. A waiter then notices the
+ * change at its next look, at most this much later (docs/security.md). */
+#define PBUS_WAIT_SLICE_NS INT64_C(100000000)
 
 struct pbus_watch {
 	struct pbus_table *table;
@@ -241,13 +246,12 @@ int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 			r = -EINTR;
 			break;
 		}
-		if (barriered) {
-			r = pbus_futex_wait(&watch->table->wake->notify, n, deadline);
-		} else {
-			int64_t poll = pbus_monotonic_ns() + PBUS_UNBARRIERED_POLL_NS;
+		{
+			int64_t slice = pbus_monotonic_ns() +
+					(barriered ? PBUS_WAIT_SLICE_NS : PBUS_UNBARRIERED_POLL_NS);
 
 			r = pbus_futex_wait(&watch->table->wake->notify, n,
-					    deadline >= 0 && deadline < poll ? deadline : poll);
+					    deadline >= 0 && deadline < slice ? deadline : slice);
 			if (r == -ETIMEDOUT && (deadline < 0 || pbus_monotonic_ns() < deadline))
 				continue;
 		}

@@ -144,9 +144,11 @@ static bool thread_alive(uint64_t token)
  * under way. After the barrier, aux.writing shows every write whose owner
  * did not see the lock change; wait until it is 0 or names a dead thread.
  * On -EBUSY (a live owner stuck in a write, i.e. stopped) the word is
- * handed back to that owner, so that the next writer waits for it too.
+ * handed back to that owner, so that the next writer waits for it too;
+ * without @wait, likewise with -EAGAIN as soon as a live owner's write has
+ * outlasted a brief spin.
  */
-static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
+static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me, bool wait)
 {
 	int64_t start = 0, next_check = 0;
 	uint64_t w;
@@ -172,6 +174,15 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
 		if (spins < SPINS_BEFORE_WAITING) {
 			cpu_relax();
 			continue;
+		}
+		if (!wait) {
+			if (!thread_alive(w)) {
+				__atomic_compare_exchange_n(writing, &w, 0, false, __ATOMIC_ACQ_REL,
+							    __ATOMIC_RELAXED);
+				continue;
+			}
+			pbus_write_hand_over(lock, PBUS_LOCK_BIASED | w);
+			return -EAGAIN;
 		}
 		sched_yield();
 		now = pbus_monotonic_ns();
@@ -199,7 +210,7 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me)
 }
 
 int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *writing,
-			  bool may_bias)
+			  bool may_bias, bool wait)
 {
 	uint64_t me = pbus_thread_token(), watched = 0;
 	int64_t since = 0, next_check = 0;
@@ -242,7 +253,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 				continue;
 			c->biased = false;
 			c->unlock_to = PBUS_LOCK_SHARED;
-			r = quiesce(lock, writing, me);
+			r = quiesce(lock, writing, me, wait);
 			if (r < 0 || !may_bias || thread_alive(owner))
 				return r;
 			pbus_write_hand_over(lock, PBUS_LOCK_BIASED | me);
@@ -257,6 +268,18 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 		if (spins < SPINS_BEFORE_WAITING) {
 			cpu_relax();
 			continue;
+		}
+		if (!wait) {
+			/* No sleeping: a live holder makes it -EAGAIN now, a dead one
+			 * is taken over as below, after one look at its life. */
+			if ((cur & ~PBUS_LOCK_WAITERS) == me || thread_alive(cur))
+				return -EAGAIN;
+			if (!__atomic_compare_exchange_n(lock, &cur, me, false, __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED))
+				continue;
+			c->biased = false;
+			c->unlock_to = PBUS_LOCK_SHARED;
+			return quiesce(lock, writing, me, false);
 		}
 		/* The clocks below are measured per holder: a stream of different
 		 * live holders is contention, not a stuck holder. */
@@ -287,7 +310,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 				continue;
 			c->biased = false;
 			c->unlock_to = PBUS_LOCK_SHARED;
-			return quiesce(lock, writing, me);
+			return quiesce(lock, writing, me, true);
 		}
 		if (now - since > LIVE_HOLDER_TIMEOUT_NS)
 			return -EBUSY;

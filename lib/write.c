@@ -52,19 +52,51 @@ static void store_words(unsigned char *dst, const unsigned char *src, size_t n)
 	}
 }
 
-/* A reader that failed PBUS_READ_TRIES_BEFORE_TURN times has posted a
- * deadline: hold off until it has read (it clears the word) or the deadline
- * passes. The bound keeps a dead or hostile reader from wedging writers: it
- * can delay a write by PBUS_READER_TURN_NS at most per posting. */
-static void wait_for_reader_turn(const uint64_t *turn)
-{
-	uint64_t deadline = __atomic_load_n(turn, __ATOMIC_ACQUIRE);
+/*
+ * A reader that failed PBUS_READ_TRIES_BEFORE_TURN times has posted a
+ * deadline in the wake segment: hold off until it has read (it clears the
+ * word) or the deadline passes. Anybody may write that word, so nothing in
+ * it is believed beyond what a reader could rightly ask (docs/security.md):
+ *  - a deadline that has passed, or lies further ahead than a reader ever
+ *    posts (PBUS_READER_TURN_NS), is no turn: it is cleared, so that the
+ *    writes after it take their fast path again;
+ *  - a write holds off for one turn at most, and for PBUS_READER_TURN_NS at
+ *    most;
+ *  - a thread spends at most one part in PBUS_TURN_SHARE of its time holding
+ *    off: after a wait of w it honours no turn for (PBUS_TURN_SHARE - 1) w.
+ * So a reader that keeps posting (a hostile one, or many) can delay each
+ * write by 200 us and slow a writer by 5 %, never stop it; and a reader
+ * that posts now and then still gets its turn at once.
+ */
+#define PBUS_TURN_SHARE 20
+#define PBUS_TURN_SLACK_NS 10000 /* clock reads of reader and writer apart */
 
-	if (deadline == 0)
+static __thread int64_t turn_quiet_until;
+
+static __attribute__((noinline)) void hold_off_for_reader(uint64_t *turn)
+{
+	uint64_t posted = __atomic_load_n(turn, __ATOMIC_ACQUIRE);
+	int64_t now, t;
+
+	if (posted == 0)
 		return;
-	while (__atomic_load_n(turn, __ATOMIC_ACQUIRE) == deadline &&
-	       (uint64_t)pbus_monotonic_ns() < deadline)
+	now = pbus_monotonic_ns();
+	if (posted <= (uint64_t)now || posted > (uint64_t)now + PBUS_READER_TURN_NS + PBUS_TURN_SLACK_NS) {
+		__atomic_compare_exchange_n(turn, &posted, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		return;
+	}
+	if (now < turn_quiet_until)
+		return;
+	t = now;
+	while (__atomic_load_n(turn, __ATOMIC_ACQUIRE) == posted && (t = pbus_monotonic_ns()) < (int64_t)posted)
 		sched_yield();
+	turn_quiet_until = t + (t - now) * (PBUS_TURN_SHARE - 1);
+}
+
+static inline void wait_for_reader_turn(uint64_t *turn)
+{
+	if (__builtin_expect(__atomic_load_n(turn, __ATOMIC_RELAXED) != 0, 0))
+		hold_off_for_reader(turn);
 }
 
 /* The writer's side of the waiter handshake (docs/segment-format.md §5.1):
@@ -80,44 +112,29 @@ static inline void handshake_fence(void)
 }
 
 /* After version @seq of parameter @index is published (and the handshake's
- * fence, where one is needed): wake its waiters, unless a @batch runs the
- * handshake for all its writes at once; report the version. */
+ * fence, where one is needed): wake its waiters; report the version. */
 WRITE_PATH int write_published(struct pbus_table *table, uint32_t index, uint64_t seq,
-			       uint64_t *ret_seq, bool batch)
+			       uint64_t *ret_seq)
 {
-	if (!batch && pbus_has_waiters(table, index))
+	if (pbus_has_waiters(table, index))
 		pbus_notify_waiters(table);
 	if (ret_seq)
 		*ret_seq = seq;
 	return 0;
 }
 
-int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *value,
-		       size_t length, uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq,
-		       bool batch)
+/* The write proper, under a claim: fill the copy after the current version
+ * and publish it. Returns the new version. */
+static uint64_t store_value(const struct pbus_param *p, const void *value, size_t length,
+			    uint64_t timestamp_ns, uint32_t status)
 {
-	const struct pbus_param *p = &table->params[index];
 	unsigned char *slot = (unsigned char *)p->slot_;
 	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
-	struct pbus_copy_head *copy;
-	struct pbus_write_claim claim;
-	uint64_t s;
-	int r;
+	uint64_t s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
+	struct pbus_copy_head *copy = (struct pbus_copy_head *)(void *)(slot + PBUS_SLOT_COPY0_OFFSET +
+									 ((s + 1) & (p->copy_count_ - 1u)) *
+										 p->copy_stride_);
 
-	/* Ask for the slot's cache line in exclusive state now: readers hold it
-	 * shared, and fetching it is most of what a write costs under load.
-	 * The timestamp, taken meanwhile (and outside the claim, to keep it
-	 * short), hides much of that wait. */
-	__builtin_prefetch(slot, 1, 3);
-	if (timestamp_ns == 0)
-		timestamp_ns = pbus_value_clock_ns();
-	wait_for_reader_turn(&table->turns[index]);
-	r = pbus_write_claim(&claim, &head->lock, &table->aux[index].writing, table->may_bias);
-	if (r < 0)
-		return r;
-	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
-	copy = (struct pbus_copy_head *)(void *)(slot + PBUS_SLOT_COPY0_OFFSET +
-						 ((s + 1) & (p->copy_count_ - 1u)) * p->copy_stride_);
 	PBUS_WRITE_FENCE_();
 	__atomic_store_n(&copy->timestamp_ns, timestamp_ns, PBUS_DATA_STORE_ORDER_);
 	__atomic_store_n(&copy->status, status, PBUS_DATA_STORE_ORDER_);
@@ -125,10 +142,57 @@ int pbus_write_checked(struct pbus_table *table, uint32_t index, const void *val
 	store_words((unsigned char *)(copy + 1), value, length);
 	/* Publish: the release store hands the complete copy to readers. */
 	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
+	return s + 1;
+}
+
+/* store_value() of a scalar (two copies of PBUS_SCALAR_COPY_STRIDE), in as
+ * few stores as it takes, because under load every store waits in the
+ * store buffer for its cache line, which the readers keep pulling away: the
+ * timestamp, status and length as one word, the value (zero-padded, @bits:
+ * its low @size bytes, little-endian) as one word, the version. */
+WRITE_PATH uint64_t store_scalar(unsigned char *slot, uint64_t bits, uint32_t size, uint64_t ts,
+				 uint32_t status)
+{
+	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
+	uint64_t s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
+	unsigned char *copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
+
+	PBUS_WRITE_FENCE_();
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_TIMESTAMP_OFFSET), ts, PBUS_DATA_STORE_ORDER_);
+	/* status (offset 8) and length (offset 12), little-endian */
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_STATUS_OFFSET), (uint64_t)size << 32 | status,
+			 PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_VALUE_OFFSET), bits, PBUS_DATA_STORE_ORDER_);
+	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
+	return s + 1;
+}
+
+/* One write of a value that has passed every check: claim, store, let go,
+ * wake. @timestamp_ns 0 means now. */
+static int write_one(struct pbus_table *table, uint32_t index, const void *value, size_t length,
+		     uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq)
+{
+	const struct pbus_param *p = &table->params[index];
+	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)p->slot_;
+	struct pbus_write_claim claim;
+	uint64_t seq;
+	int r;
+
+	/* Ask for the slot's cache line in exclusive state now: readers hold it
+	 * shared, and fetching it is most of what a write costs under load.
+	 * The timestamp, taken meanwhile (and outside the claim, to keep it
+	 * short), hides much of that wait. */
+	__builtin_prefetch(p->slot_, 1, 3);
+	if (timestamp_ns == 0)
+		timestamp_ns = pbus_value_clock_ns();
+	wait_for_reader_turn(&table->turns[index]);
+	r = pbus_write_claim(&claim, &head->lock, &table->aux[index].writing, table->may_bias);
+	if (r < 0)
+		return r;
+	seq = store_value(p, value, length, timestamp_ns, status);
 	pbus_write_release(&claim);
-	if (!batch)
-		handshake_fence();
-	return write_published(table, index, s + 1, ret_seq, batch);
+	handshake_fence();
+	return write_published(table, index, seq, ret_seq);
 }
 
 /* May this table write parameter @param (its own, or a copy) at all? */
@@ -198,7 +262,7 @@ static bool table_gone(const struct pbus_table *table)
  * memory, which the compiler cannot tell apart from the table's fields). */
 struct write_context {
 	struct pbus_table *table;
-	const uint64_t *turns;
+	uint64_t *turns;
 	struct pbus_param_aux *aux;
 	uint64_t me;   /* the thread's token */
 	bool may_bias;
@@ -220,40 +284,31 @@ WRITE_PATH struct write_context write_context(struct pbus_table *table)
  * needs no address on the fast path. */
 static __attribute__((noinline)) int write_scalar_general(struct pbus_table *table, uint32_t index,
 							  uint64_t bits, uint32_t size, uint64_t ts,
-							  uint32_t status, uint64_t *ret_seq,
-							  bool batch)
+							  uint32_t status)
 {
-	return pbus_write_checked(table, index, &bits, size, ts, status, ret_seq, batch);
+	return write_one(table, index, &bits, size, ts, status, NULL);
 }
 
 /*
- * The fast path of scalar writes (the typed setters, and each scalar of a
- * batch): a value of 1 to 8 bytes (two copies of 24 bytes) of a parameter
+ * The fast path of a typed setter: a value of 1 to 8 bytes of a parameter
  * biased to this thread, or whose word is free for a writer that takes no
- * bias (pbusd), with no reader's turn posted. The protocol of
- * pbus_write_checked(), in as few stores as it takes, because under load
- * every store waits in the store buffer for its cache line, which the
- * readers keep pulling away: the announcement (or the lock), the
- * timestamp, status and length as one word, the value (zero-padded) as one
- * word, the version, the end of the announcement (or the lock).
- * Anything else takes the general path.
+ * bias (pbusd), with no reader's turn posted. write_one() in as few stores
+ * as it takes: the announcement (or the lock), store_scalar(), the end of
+ * the announcement (or the lock). Anything else takes the general path.
  *
  * @w: the call's context (write_context()); @param: the table's own or a
  * copy; @bits: the value (checked) as its stored word (scalar_bits()),
- * @size bytes of it; @ts: the timestamp; @ret_seq and @batch as for
- * pbus_write_checked().
+ * @size bytes of it; @ts: the timestamp.
  */
 WRITE_PATH int write_scalar(const struct write_context *w, const struct pbus_param *param,
-			    uint64_t bits, uint32_t size, uint64_t ts, uint32_t status,
-			    uint64_t *ret_seq, bool batch)
+			    uint64_t bits, uint32_t size, uint64_t ts, uint32_t status)
 {
 	uint32_t index = param->index_;
 	unsigned char *slot = (unsigned char *)param->slot_;
 	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
 	uint64_t *writing = &w->aux[index].writing;
-	uint64_t me = w->me, s, word;
+	uint64_t me = w->me, seq, word;
 	struct pbus_write_claim claim;
-	unsigned char *copy;
 
 	if (__builtin_expect(__atomic_load_n(&w->turns[index], __ATOMIC_RELAXED) != 0, 0))
 		goto general;
@@ -268,52 +323,185 @@ WRITE_PATH int write_scalar(const struct write_context *w, const struct pbus_par
 		   !pbus_write_claim_free(&claim, &head->lock, writing, word, me, w->may_bias)) {
 		goto general;
 	}
-	s = __atomic_load_n(&head->seq, __ATOMIC_RELAXED);
-	copy = slot + PBUS_SLOT_COPY0_OFFSET + ((s + 1) & 1u) * PBUS_SCALAR_COPY_STRIDE;
-	PBUS_WRITE_FENCE_();
-	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_TIMESTAMP_OFFSET), ts,
-			 PBUS_DATA_STORE_ORDER_);
-	/* status (offset 8) and length (offset 12), little-endian */
-	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_STATUS_OFFSET),
-			 (uint64_t)size << 32 | status, PBUS_DATA_STORE_ORDER_);
-	__atomic_store_n((uint64_t *)(void *)(copy + PBUS_COPY_VALUE_OFFSET), bits,
-			 PBUS_DATA_STORE_ORDER_);
-	__atomic_store_n(&head->seq, s + 1, __ATOMIC_RELEASE);
+	seq = store_scalar(slot, bits, size, ts, status);
 	pbus_write_release(&claim);
-	if (!claim.biased && !batch)
+	if (!claim.biased)
 		handshake_fence();
-	return write_published(w->table, index, s + 1, ret_seq, batch);
+	return write_published(w->table, index, seq, NULL);
 general:
-	return write_scalar_general(w->table, index, bits, size, ts, status, ret_seq, batch);
+	return write_scalar_general(w->table, index, bits, size, ts, status);
+}
+
+/* --- Batches: all or nothing -------------------------------------------------
+ *
+ * A batch changes nothing unless it changes everything: every value is
+ * checked first, and then every parameter is claimed before the first is
+ * written. Only a claim can fail once the values are checked (a parameter
+ * held by a writer that stopped, or -EAGAIN when told not to wait), and it
+ * fails before anything is written. Claims are taken without waiting; a
+ * batch that finds a parameter held lets go of all it holds before it
+ * waits for that one, then starts over, so that two batches that want each
+ * other's parameters never wait on each other while holding (no deadlock,
+ * whatever order their parameters come in). How each claim is held fits
+ * in a byte (enum hold), so a batch of any size keeps them in a small
+ * array.
+ */
+enum hold {
+	HOLD_BIAS = 1,        /* announced in aux.writing under our bias */
+	HOLD_LOCK_TO_FREE,    /* the lock, released to 0 */
+	HOLD_LOCK_TO_SHARED,  /* the lock, released to SHARED */
+	HOLD_AGAIN,           /* held by an earlier write of the same batch */
+};
+
+static inline uint8_t hold_of(const struct pbus_write_claim *c)
+{
+	if (c->biased)
+		return HOLD_BIAS;
+	return c->unlock_to == 0 ? HOLD_LOCK_TO_FREE : HOLD_LOCK_TO_SHARED;
+}
+
+/* Where a batch finds each write's parameter index: @count uint32_t,
+ * @stride bytes apart from @first. */
+struct batch_indexes {
+	const unsigned char *first;
+	size_t stride, count;
+};
+
+static inline uint32_t batch_index(const struct batch_indexes *b, size_t k)
+{
+	uint32_t index;
+
+	memcpy(&index, b->first + k * b->stride, sizeof(index));
+	return index;
+}
+
+static inline uint64_t *slot_lock(const struct pbus_table *table, uint32_t index)
+{
+	return &((struct pbus_slot_head *)(void *)table->params[index].slot_)->lock;
+}
+
+/* Let go of the first @count claims of a batch. */
+static void release_holds(const struct write_context *ctx, const struct batch_indexes *b,
+			  const uint8_t *holds, size_t count)
+{
+	for (size_t k = 0; k < count; k++) {
+		uint32_t index = batch_index(b, k);
+
+		switch (holds[k]) {
+		case HOLD_BIAS:
+			__atomic_store_n(&ctx->aux[index].writing, 0, __ATOMIC_RELEASE);
+			break;
+		case HOLD_LOCK_TO_FREE:
+			pbus_write_hand_over(slot_lock(ctx->table, index), 0);
+			break;
+		case HOLD_LOCK_TO_SHARED:
+			pbus_write_hand_over(slot_lock(ctx->table, index), PBUS_LOCK_SHARED);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Claim parameter @index for a batch without waiting: 0 with *ret_hold, or
+ * -EAGAIN (a live writer holds it) or another error from the claim. */
+WRITE_PATH int claim_for_batch(const struct write_context *ctx, uint32_t index, uint8_t *ret_hold)
+{
+	uint64_t *lock = slot_lock(ctx->table, index), *writing = &ctx->aux[index].writing;
+	uint64_t me = ctx->me, cur;
+	struct pbus_write_claim c;
+	int r;
+
+	__builtin_prefetch(lock, 1, 3);
+	wait_for_reader_turn(&ctx->turns[index]);
+	cur = __atomic_load_n(lock, __ATOMIC_RELAXED);
+	if (__builtin_expect(cur == (PBUS_LOCK_BIASED | me) && me != 0, 1)) {
+		/* Our own announcement is there only if an earlier write of
+		 * this batch made it: nobody else stores our token. */
+		if (__atomic_load_n(writing, __ATOMIC_RELAXED) == me) {
+			*ret_hold = HOLD_AGAIN;
+			return 0;
+		}
+		if (pbus_write_claim_biased(&c, lock, writing, me)) {
+			*ret_hold = HOLD_BIAS;
+			return 0;
+		}
+	} else if (me != 0 && (cur & ~PBUS_LOCK_WAITERS) == me) {
+		*ret_hold = HOLD_AGAIN;
+		return 0;
+	}
+	if (me != 0 && pbus_write_claim_free(&c, lock, writing, cur, me, ctx->may_bias)) {
+		*ret_hold = hold_of(&c);
+		return 0;
+	}
+	r = pbus_write_claim_slow(&c, lock, writing, ctx->may_bias, false);
+	if (r == 0)
+		*ret_hold = hold_of(&c);
+	return r;
+}
+
+/* Claim every parameter of a batch (see above). With @wait, a held one is
+ * waited for as a single write waits (-EBUSY after a second of a live
+ * holder); without, -EAGAIN at once. On failure nothing is held and
+ * *ret_busy is the write whose parameter was in the way. */
+static int hold_all(const struct write_context *ctx, const struct batch_indexes *b, uint8_t *holds,
+		    bool wait, size_t *ret_busy)
+{
+	int64_t give_up = 0;
+
+	for (size_t k = 0; k < b->count; k++) {
+		uint32_t index = batch_index(b, k);
+		struct pbus_write_claim c;
+		int r = claim_for_batch(ctx, index, &holds[k]);
+
+		if (__builtin_expect(r == 0, 1))
+			continue;
+		release_holds(ctx, b, holds, k);
+		*ret_busy = k;
+		if (r != -EAGAIN || !wait)
+			return r;
+		/* Holding nothing, wait for that one as a single write would;
+		 * then start over. A stream of different busy parameters still
+		 * ends within the second a stuck one would take. */
+		if (!give_up)
+			give_up = pbus_monotonic_ns() + PBUS_BATCH_BUSY_NS;
+		r = pbus_write_claim_slow(&c, slot_lock(ctx->table, index), &ctx->aux[index].writing,
+					  ctx->may_bias, true);
+		if (r < 0)
+			return r;
+		pbus_write_release(&c);
+		if (pbus_monotonic_ns() > give_up)
+			return -EBUSY;
+		k = (size_t)-1; /* start over */
+	}
+	return 0;
 }
 
 /* The waiter handshake for a batch whose versions are all published: one
- * fence, then the counts, and one wake-up (a watcher finds every change).
- * @indexes: @count parameter indexes (uint32_t), @stride bytes apart;
- * @results (int, same stride), or NULL: skip the writes that failed. */
-static void batch_handshake(struct pbus_table *table, const unsigned char *indexes,
-			    const unsigned char *results, size_t stride, size_t count)
+ * fence, then the counts, and one wake-up (a watcher finds every change). */
+static void batch_handshake(struct pbus_table *table, const struct batch_indexes *b)
 {
 	handshake_fence();
 	if (!pbus_table_has_waiters(table))
 		return;
-	for (size_t i = 0; i < count; i++) {
-		uint32_t index;
-		int result = 0;
-
-		memcpy(&index, indexes + i * stride, sizeof(index));
-		if (results)
-			memcpy(&result, results + i * stride, sizeof(result));
-		if (result == 0 && pbus_has_waiters(table, index)) {
+	for (size_t k = 0; k < b->count; k++) {
+		if (pbus_has_waiters(table, batch_index(b, k))) {
 			pbus_notify_waiters(table);
 			return;
 		}
 	}
 }
 
-int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)
+/* Claims of up to this many writes live on the stack; more are allocated. */
+#define HOLDS_ON_STACK 256
+
+/* pbus_table_write_many(), and pbus_table_write_many_try() without @wait. */
+static int write_many(struct pbus_table *table, struct pbus_write *writes, size_t count, bool wait)
 {
+	uint8_t holds_on_stack[HOLDS_ON_STACK], *holds = holds_on_stack;
+	struct batch_indexes b = {(const unsigned char *)&writes[0].index, sizeof(writes[0]), count};
 	struct write_context ctx;
+	size_t busy = 0;
 	int first = 0;
 	uint64_t now = 0;
 
@@ -323,12 +511,24 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 		return -ESTALE;
 	for (size_t i = 0; i < count; i++) {
 		writes[i].result = check_write(table, &writes[i]);
+		writes[i].seq = 0;
 		if (writes[i].result < 0 && first == 0)
 			first = writes[i].result;
 	}
-	if (first < 0)
+	if (first < 0 || count == 0)
 		return first;
+	/* One write cannot be half done: no claims to keep. */
+	if (count == 1 && wait)
+		return writes[0].result = write_one(table, writes[0].index, writes[0].value, writes[0].length,
+						    writes[0].timestamp_ns, writes[0].status, &writes[0].seq);
+	if (count > HOLDS_ON_STACK && !(holds = malloc(count)))
+		return -ENOMEM;
 	ctx = write_context(table);
+	first = hold_all(&ctx, &b, holds, wait, &busy);
+	if (first < 0) {
+		writes[busy].result = first;
+		goto out;
+	}
 	for (size_t i = 0; i < count; i++) {
 		struct pbus_write *w = &writes[i];
 		const struct pbus_param *p = &table->params[w->index];
@@ -336,28 +536,33 @@ int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, s
 		/* The writes of one batch happen at one moment. */
 		if (w->timestamp_ns == 0 && now == 0)
 			now = pbus_value_clock_ns();
-		/* Fetch the next slot's line while this one is written. */
-		if (i + 1 < count)
-			__builtin_prefetch(table->params[writes[i + 1].index].slot_, 1, 3);
-		if (pbus_type_is_scalar(p->type_)) {
+		if (pbus_type_is_scalar(p->type_))
 			/* (checked: the length is the type's size) */
-			w->result = write_scalar(&ctx, p, scalar_bits(w->value, w->length),
-						 (uint32_t)w->length,
-						 w->timestamp_ns ? w->timestamp_ns : now, w->status,
-						 &w->seq, true);
-		} else {
-			w->result = pbus_write_checked(table, w->index, w->value, w->length,
-						       w->timestamp_ns ? w->timestamp_ns : now, w->status,
-						       &w->seq, true);
-		}
-		if (w->result < 0 && first == 0)
-			first = w->result;
+			w->seq = store_scalar((unsigned char *)p->slot_, scalar_bits(w->value, w->length),
+					      (uint32_t)w->length, w->timestamp_ns ? w->timestamp_ns : now,
+					      w->status);
+		else
+			w->seq = store_value(p, w->value, w->length, w->timestamp_ns ? w->timestamp_ns : now,
+					     w->status);
 	}
+	release_holds(&ctx, &b, holds, count);
 	/* The waiter handshake once for the whole batch, now that every
 	 * version is published. */
-	batch_handshake(table, (const unsigned char *)&writes[0].index,
-			(const unsigned char *)&writes[0].result, sizeof(writes[0]), count);
+	batch_handshake(table, &b);
+out:
+	if (holds != holds_on_stack)
+		free(holds);
 	return first;
+}
+
+int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes, size_t count)
+{
+	return write_many(table, writes, count, true);
+}
+
+int pbus_table_write_many_try(struct pbus_table *table, struct pbus_write *writes, size_t count)
+{
+	return write_many(table, writes, count, false);
 }
 
 /* One field of a prepared batch: a copy of the parameter (so that a write
@@ -373,6 +578,7 @@ struct pbus_batch {
 	size_t count;
 	size_t checked_count;
 	uint32_t *checked;           /* the fields whose values need checks */
+	uint8_t *holds;              /* count: how each field's claim is held */
 	struct batch_field fields[]; /* count */
 };
 
@@ -400,12 +606,12 @@ int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fiel
 	b = calloc(1, sizeof(*b) + count * sizeof(b->fields[0]));
 	if (!b)
 		return -ENOMEM;
-	if (checked) {
+	b->holds = calloc(count, 1);
+	if (checked)
 		b->checked = calloc(checked, sizeof(*b->checked));
-		if (!b->checked) {
-			free(b);
-			return -ENOMEM;
-		}
+	if (!b->holds || (checked && !b->checked)) {
+		pbus_batch_free(b);
+		return -ENOMEM;
 	}
 	b->table = table;
 	b->count = count;
@@ -424,6 +630,7 @@ void pbus_batch_free(struct pbus_batch *batch)
 	if (!batch)
 		return;
 	free(batch->checked);
+	free(batch->holds);
 	free(batch);
 }
 
@@ -431,10 +638,11 @@ int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_
 		     uint64_t timestamp_ns)
 {
 	const unsigned char *rec = record;
+	struct batch_indexes b;
 	struct write_context ctx;
 	struct pbus_table *table;
-	size_t count;
-	int first = 0;
+	size_t count, busy;
+	int r;
 
 	if (!batch || !record)
 		return -EINVAL;
@@ -448,9 +656,8 @@ int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_
 	}
 	for (size_t k = 0; k < batch->checked_count; k++) {
 		const struct batch_field *f = &batch->fields[batch->checked[k]];
-		int r = pbus_value_check(&table->types[f->param.index_], rec + f->offset,
-					 f->param.value_size_);
 
+		r = pbus_value_check(&table->types[f->param.index_], rec + f->offset, f->param.value_size_);
 		if (r < 0)
 			return r;
 	}
@@ -458,19 +665,20 @@ int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_
 	if (timestamp_ns == 0)
 		timestamp_ns = pbus_value_clock_ns();
 	ctx = write_context(table);
+	b = (struct batch_indexes){(const unsigned char *)&batch->fields[0].param.index_, sizeof(batch->fields[0]),
+				   count};
+	r = hold_all(&ctx, &b, batch->holds, true, &busy);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < count; i++) {
 		const struct batch_field *f = &batch->fields[i];
-		int r = write_scalar(&ctx, &f->param,
-				     scalar_bits(rec + f->offset, f->param.value_size_),
-				     f->param.value_size_, timestamp_ns,
-				     status ? status[i] : PBUS_STATUS_OK, NULL, true);
 
-		if (r < 0 && first == 0)
-			first = r;
+		store_scalar((unsigned char *)f->param.slot_, scalar_bits(rec + f->offset, f->param.value_size_),
+			     f->param.value_size_, timestamp_ns, status ? status[i] : PBUS_STATUS_OK);
 	}
-	batch_handshake(table, (const unsigned char *)&batch->fields[0].param.index_, NULL,
-			sizeof(batch->fields[0]), count);
-	return first;
+	release_holds(&ctx, &b, batch->holds, count);
+	batch_handshake(table, &b);
+	return 0;
 }
 
 int pbus_param_set(const struct pbus_param *param, const void *value, size_t length)
@@ -512,9 +720,9 @@ WRITE_PATH int set_typed(const struct pbus_param *param, unsigned type, const vo
 		 * under load. The clock reading hides much of that wait. */
 		__builtin_prefetch(param->slot_, 1, 3);
 		return write_scalar(&ctx, param, scalar_bits(value, length), (uint32_t)length,
-				    pbus_value_clock_ns(), PBUS_STATUS_OK, NULL, false);
+				    pbus_value_clock_ns(), PBUS_STATUS_OK);
 	}
-	return pbus_write_checked(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL, false);
+	return write_one(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL);
 }
 
 int pbus_param_set_bool(const struct pbus_param *param, bool value)

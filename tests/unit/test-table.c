@@ -10,7 +10,11 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -564,6 +568,7 @@ struct writer_arg {
 	const struct pbus_param *before; /* batch: a float written first, else NULL */
 	struct pbus_batch *batch;        /* or a prepared batch of @record */
 	const void *record;
+	struct pbus_table *zero_counts;  /* zero its waiter counts before writing */
 };
 
 static void *delayed_writer(void *arg)
@@ -572,6 +577,15 @@ static void *delayed_writer(void *arg)
 	struct timespec ts = {0, (long)a->delay_ms * 1000000};
 
 	nanosleep(&ts, NULL);
+	if (a->zero_counts) {
+		/* What any reader may do to the wake segment. */
+		struct pbus_table *t = a->zero_counts;
+
+		__atomic_store_n(&t->wake->any_waiters, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&t->wake->param_waiters, 0, __ATOMIC_SEQ_CST);
+		for (uint32_t i = 0; i < t->param_count; i++)
+			__atomic_store_n(&t->waiters[i], 0, __ATOMIC_SEQ_CST);
+	}
 	if (a->before) {
 		/* One batch: the waiter handshake runs once, after both. */
 		float f = 2.0f;
@@ -636,9 +650,9 @@ static void waits(void)
 	CHECK_EQ_INT(pbus_watch_next(all, &got), 0);
 	/* A writer in another thread wakes the sleeping waiter, and so does a
 	 * batch that writes it after an unwatched parameter. */
-	arg = (struct writer_arg){find(owner, "meas"), 7.0, 30, NULL, NULL, NULL};
+	arg = (struct writer_arg){find(owner, "meas"), 7.0, 30, NULL, NULL, NULL, NULL};
 	woken_by(w, &arg, 15);
-	arg = (struct writer_arg){find(owner, "meas"), 8.0, 30, find(owner, "f32"), NULL, NULL};
+	arg = (struct writer_arg){find(owner, "meas"), 8.0, 30, find(owner, "f32"), NULL, NULL, NULL};
 	woken_by(w, &arg, 15);
 	/* So does a prepared batch, whose one test of the total of the
 	 * parameters' counts must see the registration. */
@@ -651,7 +665,7 @@ static void waits(void)
 		struct pbus_batch *b = NULL;
 
 		CHECK_EQ_INT(pbus_batch_new(owner, fields, 2, &b), 0);
-		arg = (struct writer_arg){find(owner, "meas"), 0, 30, NULL, b, &rec};
+		arg = (struct writer_arg){find(owner, "meas"), 0, 30, NULL, b, &rec, NULL};
 		if (b)
 			woken_by(w, &arg, 15);
 		pbus_batch_free(b);
@@ -700,7 +714,7 @@ static void states_and_replacement(void)
 	pbus_instance_remove(second);
 	pbus_shm_path(path, sizeof(path), instance, "");
 	CHECK(access(path, F_OK) != 0);
-	pbus_shm_path(path, sizeof(path), instance, ".wake");
+	pbus_shm_path(path, sizeof(path), instance, ".lock");
 	CHECK(access(path, F_OK) != 0);
 }
 
@@ -734,6 +748,306 @@ static void validation_refuses_damage(void)
 	CHECK_EQ_INT(pbus_segment_validate(owner->base, owner->size - 4096), -EPROTO);
 	CHECK_EQ_INT(pbus_segment_validate(owner->base, 100), -EPROTO);
 	free(copy);
+	pbus_instance_remove(owner);
+}
+
+/* --- What others may do (docs/security.md) --------------------------------- */
+
+/* A child that holds parameter @name (as a writer does while it writes) and
+ * stops: with @as_lock the word is locked, else the parameter is biased to
+ * the child and its write announced. */
+static int stopped_holder(const char *name, bool as_lock)
+{
+	struct pbus_table *t = NULL;
+	const struct pbus_param *p;
+	struct pbus_write_claim c;
+
+	if (pbus_table_open(instance, PBUS_OPEN_WRITE, &t) < 0 || pbus_table_find(t, name, &p) < 0)
+		return 1;
+	if (pbus_write_claim(&c, &((struct pbus_slot_head *)(void *)p->slot_)->lock,
+			     &t->aux[p->index_].writing, !as_lock) < 0)
+		return 2;
+	raise(SIGSTOP);
+	pbus_write_release(&c);
+	return 0;
+}
+
+static pid_t start_stopped_holder(const char *name, bool as_lock)
+{
+	int status;
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(stopped_holder(name, as_lock));
+	CHECK_EQ_INT(waitpid(child, &status, WUNTRACED), child);
+	CHECK(WIFSTOPPED(status));
+	return child;
+}
+
+static void end_holder(pid_t child)
+{
+	int status;
+
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+}
+
+/* A batch changes nothing when one of its parameters is held by a writer
+ * that stopped mid-write, whichever way it holds it; it says which one; the
+ * nowait variant says so at once; once the holder is dead the batch goes
+ * through. */
+static void batches_with_a_busy_parameter(void)
+{
+	struct pbus_table *owner = create_instance(), *w = NULL;
+	double v5 = 5, v7 = 7, got = 0;
+	int16_t i16 = 3;
+	struct pbus_write wr[3];
+	int64_t t0;
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
+		check_failures_in_case++;
+		pbus_instance_remove(owner);
+		return;
+	}
+	for (int as_lock = 0; as_lock < 2; as_lock++) {
+		pid_t child = start_stopped_holder("i16", as_lock);
+		struct {
+			double vset;
+			int16_t i16;
+		} rec = {9, 4};
+		struct pbus_batch_field fields[2] = {{find(w, "vset"), 0}, {find(w, "i16"), 8}};
+		struct pbus_batch *b = NULL;
+		uint64_t seq = pbus_param_seq(find(w, "vset"));
+
+		wr[0] = (struct pbus_write){.index = 10, .value = &v5, .length = 8};
+		wr[1] = (struct pbus_write){.index = 2, .value = &i16, .length = 2};
+		t0 = pbus_monotonic_ns();
+		CHECK_EQ_INT(pbus_table_write_many(w, wr, 2), -EBUSY);
+		CHECK(pbus_monotonic_ns() - t0 >= INT64_C(900000000));
+		CHECK_EQ_INT(wr[0].result, 0);
+		CHECK_EQ_INT(wr[1].result, -EBUSY);
+		CHECK(wr[0].seq == 0 && wr[1].seq == 0);
+		CHECK(pbus_param_seq(find(w, "vset")) == seq); /* unchanged */
+		/* pbusd's way: no waiting at all. */
+		t0 = pbus_monotonic_ns();
+		CHECK_EQ_INT(pbus_table_write_many_try(w, wr, 2), -EAGAIN);
+		CHECK(pbus_monotonic_ns() - t0 < INT64_C(100000000));
+		CHECK_EQ_INT(wr[0].result, 0);
+		CHECK_EQ_INT(wr[1].result, -EAGAIN);
+		CHECK(pbus_param_seq(find(w, "vset")) == seq);
+		/* In the other order too (the held one first). */
+		wr[2] = wr[0];
+		CHECK_EQ_INT(pbus_table_write_many_try(w, &wr[1], 2), -EAGAIN);
+		CHECK(pbus_param_seq(find(w, "vset")) == seq);
+		/* A prepared batch likewise. */
+		CHECK_EQ_INT(pbus_batch_new(w, fields, 2, &b), 0);
+		CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -EBUSY);
+		CHECK(pbus_param_seq(find(w, "vset")) == seq);
+		/* The holder dies: everything goes through, at once. */
+		end_holder(child);
+		t0 = pbus_monotonic_ns();
+		CHECK_EQ_INT(pbus_table_write_many_try(w, wr, 2), 0);
+		CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), 0);
+		CHECK(pbus_monotonic_ns() - t0 < INT64_C(500000000));
+		CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &got), 0);
+		CHECK(got == 9);
+		pbus_batch_free(b);
+	}
+	/* The same parameter twice in one batch: written twice, in order, and
+	 * not waited for by itself. */
+	wr[0] = (struct pbus_write){.index = 10, .value = &v5, .length = 8};
+	wr[1] = (struct pbus_write){.index = 10, .value = &v7, .length = 8};
+	t0 = pbus_monotonic_ns();
+	CHECK_EQ_INT(pbus_table_write_many(w, wr, 2), 0);
+	CHECK(pbus_monotonic_ns() - t0 < INT64_C(100000000));
+	CHECK(wr[1].seq == wr[0].seq + 1);
+	CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &got), 0);
+	CHECK(got == 7);
+	pbus_table_close(w);
+	pbus_instance_remove(owner);
+}
+
+/* The reader's turns are in the wake segment, which every reader may write:
+ * a deadline far ahead delays nobody (it is cleared), and a reader that
+ * keeps posting real-looking turns delays a write by PBUS_READER_TURN_NS at
+ * most and costs a writer a small share of its time. */
+struct poster {
+	uint64_t *turn;
+	int stop;
+};
+
+static void *keep_posting(void *arg)
+{
+	struct poster *ps = arg;
+
+	while (!__atomic_load_n(&ps->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t zero = 0;
+
+		__atomic_compare_exchange_n(ps->turn, &zero, (uint64_t)pbus_monotonic_ns() + PBUS_READER_TURN_NS,
+					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static int64_t time_writes(const struct pbus_param *p, int count, int64_t *ret_longest)
+{
+	int64_t t0 = pbus_monotonic_ns(), longest = 0;
+
+	for (int i = 0; i < count; i++) {
+		int64_t a = pbus_monotonic_ns(), d;
+
+		CHECK_EQ_INT(pbus_param_set_double(p, (double)(i % 30)), 0);
+		d = pbus_monotonic_ns() - a;
+		if (d > longest)
+			longest = d;
+	}
+	*ret_longest = longest;
+	return pbus_monotonic_ns() - t0;
+}
+
+static void reader_turns_are_bounded(void)
+{
+	struct pbus_table *owner = create_instance(), *w = NULL;
+	const struct pbus_param *p;
+	struct poster ps;
+	pthread_t thread;
+	int64_t t0, clean, attacked, longest;
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
+		check_failures_in_case++;
+		pbus_instance_remove(owner);
+		return;
+	}
+	p = find(w, "vset");
+	/* 1000 s ahead: no reader posts that; cleared by the first write. */
+	__atomic_store_n(&w->turns[p->index_], (uint64_t)pbus_monotonic_ns() + INT64_C(1000000000000),
+			 __ATOMIC_RELEASE);
+	t0 = pbus_monotonic_ns();
+	CHECK_EQ_INT(pbus_param_set_double(p, 2), 0);
+	CHECK(pbus_monotonic_ns() - t0 < INT64_C(20000000));
+	CHECK(__atomic_load_n(&w->turns[p->index_], __ATOMIC_ACQUIRE) == 0);
+	/* Posted turns, over and over, from another thread. */
+	clean = time_writes(p, 200000, &longest);
+	ps = (struct poster){&w->turns[p->index_], 0};
+	pthread_create(&thread, NULL, keep_posting, &ps);
+	attacked = time_writes(p, 200000, &longest);
+	__atomic_store_n(&ps.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thread, NULL);
+	printf("  200000 writes: %.1f ms alone, %.1f ms while turns are posted; longest %.0f us\n",
+	       (double)clean / 1e6, (double)attacked / 1e6, (double)longest / 1e3);
+	/* Each write holds off for one turn at most (preemption aside), and
+	 * the writer spends at most a 20th of its time holding off. */
+	CHECK(longest < PBUS_READER_TURN_NS + INT64_C(5000000));
+	CHECK(attacked < clean * 3 + INT64_C(200000000));
+	pbus_table_close(w);
+	pbus_instance_remove(owner);
+}
+
+/* Only a trusted owner's segment is believed; the wake segment is shared
+ * memory of fixed size that only the owner can remove, and nothing in it
+ * can hide the instance. */
+static void untrusted_files_are_refused(void)
+{
+	struct pbus_table *owner = NULL, *t = NULL;
+	struct pbus_instance_options opts = {.mode = 0666, .group = (gid_t)-1};
+	struct shmid_ds ds;
+	char path[256], lock[256];
+	double v = 0;
+	int fd;
+
+	pbus_shm_path(path, sizeof(path), instance, "");
+	pbus_shm_path(lock, sizeof(lock), instance, ".lock");
+	/* A table others may write is not made. */
+	CHECK_EQ_INT(pbus_instance_create(instance, schema, &opts, &owner), -EINVAL);
+	/* A lock file somebody else made first (to lock the owner out) is
+	 * replaced by one only the owner's user can open. */
+	fd = open(lock, O_RDWR | O_CREAT | O_EXCL, 0666);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(fchown(fd, 12345, 12345), 0);
+	CHECK_EQ_INT(fchmod(fd, 0666), 0);
+	CHECK_EQ_INT(flock(fd, LOCK_EX), 0);
+	owner = create_instance();
+	close(fd);
+	if (!owner)
+		return;
+	{
+		struct stat st;
+
+		CHECK_EQ_INT(stat(lock, &st), 0);
+		CHECK(st.st_uid == geteuid() && (st.st_mode & 07777) == 0600);
+	}
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
+	pbus_table_close(t);
+	/* The segment of another user, or one others may write, is refused. */
+	CHECK_EQ_INT(chown(path, 12345, (gid_t)-1), 0);
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPERM);
+	setenv("PBUS_OWNER", "nobody,12345", 1);
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPROTO); /* a wake segment not its */
+	unsetenv("PBUS_OWNER");
+	CHECK_EQ_INT(chown(path, geteuid(), (gid_t)-1), 0);
+	CHECK_EQ_INT(chmod(path, 0646), 0);
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPERM);
+	CHECK_EQ_INT(chmod(path, 0644), 0);
+	/* The wake segment: System V shared memory, the owner's, of fixed size. */
+	CHECK_EQ_INT(shmctl((int)owner->header->wake_id, IPC_STAT, &ds), 0);
+	CHECK(ds.shm_perm.cuid == geteuid() && ds.shm_segsz >= owner->header->wake_size);
+	CHECK((ds.shm_perm.mode & 0777) == 0666);
+	/* Scribbled all over (header, counts, turns), it hides nothing. */
+	memset(owner->wake_base, 0xa5, owner->wake_size);
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_WRITE, &t), 0);
+	if (t) {
+		int64_t t0 = pbus_monotonic_ns();
+
+		CHECK_EQ_INT(pbus_param_set_double(find(t, "vset"), 3), 0);
+		CHECK_EQ_INT(pbus_param_get_double(find(t, "vset"), &v), 0);
+		CHECK(v == 3);
+		CHECK(pbus_monotonic_ns() - t0 < INT64_C(20000000));
+		pbus_table_close(t);
+	}
+	/* A symlink at the name is not followed. */
+	{
+		char aside[300];
+
+		snprintf(aside, sizeof(aside), "%s.aside", path);
+		CHECK_EQ_INT(rename(path, aside), 0);
+		CHECK_EQ_INT(symlink(aside, path), 0);
+		CHECK(pbus_table_open(instance, PBUS_OPEN_READ, &t) < 0);
+		unlink(path);
+		CHECK_EQ_INT(rename(aside, path), 0);
+	}
+	pbus_instance_remove(owner);
+}
+
+/* A waiter whose registration somebody zeroed (the counts are in the wake
+ * segment) still hears of the change, within the wait slice. */
+static void waits_survive_zeroed_counts(void)
+{
+	struct pbus_table *owner = create_instance(), *r = NULL, *w = NULL;
+	struct writer_arg arg;
+	struct pbus_watch *watch = NULL;
+	pthread_t thread;
+	uint32_t index = 0;
+	int64_t t0;
+
+	if (!owner || pbus_table_open(instance, PBUS_OPEN_READ, &r) < 0 ||
+	    pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
+		check_failures_in_case++;
+		goto out;
+	}
+	CHECK_EQ_INT(pbus_watch_new(r, (uint32_t[]){10}, 1, &watch), 0);
+	/* A thread that zeroes every count while we sleep, then writes. */
+	arg = (struct writer_arg){find(w, "vset"), 4.0, 30, NULL, NULL, NULL, r};
+	pthread_create(&thread, NULL, delayed_writer, &arg);
+	t0 = pbus_monotonic_ns();
+	CHECK_EQ_INT(pbus_watch_wait(watch, INT64_C(5000000000)), 1);
+	CHECK(pbus_monotonic_ns() - t0 < INT64_C(1000000000));
+	CHECK_EQ_INT(pbus_watch_next(watch, &index), 1);
+	CHECK_EQ_INT(index, 10);
+	pthread_join(thread, NULL);
+out:
+	pbus_watch_free(watch);
+	pbus_table_close(r);
+	pbus_table_close(w);
 	pbus_instance_remove(owner);
 }
 
@@ -1028,6 +1342,10 @@ int main(void)
 	RUN_CASE(writer_dead_or_stopped_owner);
 	RUN_CASE(writer_bias_across_fork);
 	RUN_CASE(timestamps_follow_the_clock);
+	RUN_CASE(batches_with_a_busy_parameter);
+	RUN_CASE(reader_turns_are_bounded);
+	RUN_CASE(untrusted_files_are_refused);
+	RUN_CASE(waits_survive_zeroed_counts);
 	pbus_schema_free(schema);
 	CHECK_EXIT();
 }

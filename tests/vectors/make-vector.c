@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * make-vector: build the segment test vector. It creates an instance from
- * segment-v1.pbs with the real library, writes a few values with fixed
+ * segment.pbs with the real library, writes a few values with fixed
  * timestamps (some parameters once, some twice, so both copies of a slot are
  * exercised), replaces the fields that differ from run to run (instance id,
- * owner, creation time, default timestamps) with fixed values, and prints
+ * owner, creation time, wake segment id, default timestamps) with fixed values, and prints
  * the value segment as hex, 32 bytes a line. Running it again must give the
  * committed image byte for byte: that is the test that the layout is stable.
  *
- * Usage: make-vector SCHEMA.pbs > segment-v1.hex
+ * Usage: make-vector SCHEMA.pbs > segment-v2.hex
  */
 #include <errno.h>
 #include <stdio.h>
@@ -87,6 +87,7 @@ int main(int argc, char **argv)
 	h->owner_pid = 4242;
 	h->owner_start = 777;
 	h->created_ns = T0;
+	h->wake_id = 0; /* a live instance's own wake segment, made by its owner */
 	memset(h->instance, 0, sizeof(h->instance));
 	strcpy(h->instance, "vector");
 	for (uint32_t i = 0; i < t->param_count; i++) {

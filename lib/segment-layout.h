@@ -129,7 +129,7 @@ struct pbus_enumerator {
 /* The start of every slot; the two copies follow at 16 and 16 + stride. */
 struct pbus_slot_head {
 	uint64_t seq;            /* version; the current value is copy[seq % copy_count] */
-	uint64_t lock;           /* writer lock word (write-lock.c, §4.3) */
+	uint64_t reserved;       /* zero */
 };
 
 struct pbus_copy_head {
@@ -138,10 +138,15 @@ struct pbus_copy_head {
 	uint32_t length;         /* bytes of the value that follows */
 };
 
+/* What only writers touch, one cache line per parameter: readers never
+ * load it, so a batch's claims (§4.2) cost no cache misses that readers
+ * cause, and writers of different parameters share no line. */
 struct pbus_param_aux {
 	uint64_t saved_seq;      /* newest version known to be on disk (owner only) */
 	uint64_t writing;        /* token of the biased writer while it writes, else 0
 				  * (that writer only, and revokers; write-lock.c) */
+	uint64_t lock;           /* the writer lock word (write-lock.c, §4.3) */
+	uint64_t reserved[5];
 };
 
 /* Anybody may write any of this: the first line is for people (ipcs, a
@@ -176,6 +181,10 @@ static inline uint64_t pbus_wake_segment_bytes(uint32_t param_count)
 	return pbus_wake_turns_offset(param_count) + 8ull * param_count;
 }
 
+/* The most a wake segment may exceed what its parameters need (it is
+ * rounded up to a page; 64 KiB is the largest page size Linux has). */
+#define PBUS_WAKE_SLACK_MAX 65536u
+
 _Static_assert(sizeof(struct pbus_segment_header) == 256, "header is 256 bytes");
 _Static_assert(offsetof(struct pbus_segment_header, schema_hash) == 24, "header layout");
 _Static_assert(offsetof(struct pbus_segment_header, instance_id) == 32, "header layout");
@@ -205,7 +214,8 @@ _Static_assert(offsetof(struct pbus_slot_head, seq) == PBUS_SLOT_SEQ_OFFSET, "sl
 _Static_assert(offsetof(struct pbus_copy_head, status) == PBUS_COPY_STATUS_OFFSET, "copy");
 _Static_assert(offsetof(struct pbus_copy_head, length) == PBUS_COPY_LENGTH_OFFSET, "copy");
 _Static_assert(sizeof(struct pbus_copy_head) == PBUS_COPY_VALUE_OFFSET, "copy head");
-_Static_assert(sizeof(struct pbus_param_aux) == 16, "aux is 16 bytes");
+_Static_assert(sizeof(struct pbus_param_aux) == 64, "aux is a cache line");
+_Static_assert(offsetof(struct pbus_param_aux, lock) == 16, "aux layout");
 _Static_assert(PBUS_SCALAR_COPY_STRIDE == PBUS_COPY_VALUE_OFFSET + 8, "scalar copy stride");
 _Static_assert(sizeof(struct pbus_wake_header) == PBUS_WAKE_WAITERS_OFFSET, "wake header");
 _Static_assert(offsetof(struct pbus_wake_header, notify) == 64, "wake header");

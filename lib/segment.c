@@ -78,7 +78,9 @@ int pbus_segment_validate(const unsigned char *base, size_t size)
 	if (size < sizeof(*h) || memcmp(h->magic, PBUS_SEGMENT_MAGIC, 8) ||
 	    h->format_version != PBUS_FORMAT_VERSION || h->header_size != sizeof(*h) ||
 	    h->segment_size != size || h->descriptor_size != sizeof(*d) ||
-	    h->param_count > PBUS_PARAM_MAX || memchr(h->instance, 0, sizeof(h->instance)) == NULL)
+	    h->param_count > PBUS_PARAM_MAX || memchr(h->instance, 0, sizeof(h->instance)) == NULL ||
+	    h->wake_size < pbus_wake_segment_bytes(h->param_count) ||
+	    h->wake_size > pbus_wake_segment_bytes(h->param_count) + PBUS_WAKE_SLACK_MAX)
 		return -EPROTO;
 	if (!range_ok(h->descriptors_offset, (uint64_t)h->param_count * sizeof(*d), size) ||
 	    !range_ok(h->enums_offset, (uint64_t)h->enum_count * sizeof(*enums), size) ||
@@ -86,7 +88,7 @@ int pbus_segment_validate(const unsigned char *base, size_t size)
 	    !range_ok(h->slots_offset, h->slots_size, size) ||
 	    !range_ok(h->aux_offset, (uint64_t)h->param_count * sizeof(struct pbus_param_aux), size) ||
 	    h->descriptors_offset % 8 || h->enums_offset % 8 || h->enumerators_offset % 8 ||
-	    h->slots_offset % PBUS_CACHE_LINE || h->aux_offset % 8 || h->strings_size == 0)
+	    h->slots_offset % PBUS_CACHE_LINE || h->aux_offset % PBUS_CACHE_LINE || h->strings_size == 0)
 		return -EPROTO;
 	pool = base + h->strings_offset;
 	if (!pool_string_ok(pool, h->strings_size, h->interface_name, h->interface_name_length))
@@ -159,7 +161,7 @@ int pbus_wake_attach(struct pbus_table *t)
 	struct shmid_ds ds;
 	void *base;
 
-	if (h->wake_size < need || h->wake_size > SIZE_MAX || h->wake_id > INT32_MAX)
+	if (h->wake_size < need || h->wake_id > INT32_MAX)
 		return -EPROTO;
 	base = shmat((int)h->wake_id, NULL, 0);
 	if (base != (void *)-1) {
@@ -342,7 +344,7 @@ static int build_value_segment(struct pbus_table *t, const struct pbus_schema *s
 	offset += (uint64_t)schema->enumerator_count * sizeof(*enumerators);
 	h.strings_offset = offset;
 	h.strings_size = pool.length;
-	offset = pbus_round_up(offset + pool.length, 8);
+	offset = pbus_round_up(offset + pool.length, PBUS_CACHE_LINE);
 	h.aux_offset = offset;
 	offset += (uint64_t)n * sizeof(struct pbus_param_aux);
 	h.slots_offset = pbus_round_up(offset, PBUS_CACHE_LINE);

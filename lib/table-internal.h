@@ -171,10 +171,6 @@ static inline int pbus_read_scalar_sample(const struct pbus_param *param, uint64
  * parameter (docs/security.md). */
 int pbus_table_write_many_try(struct pbus_table *table, struct pbus_write *writes, size_t count);
 
-/* How long a batch that keeps meeting held parameters tries before -EBUSY:
- * the second a single write waits for a stopped holder. */
-#define PBUS_BATCH_BUSY_NS INT64_C(1000000000)
-
 /* Wake every waiter of the table (state changes, saves). */
 void pbus_wake_all(struct pbus_table *table);
 
@@ -268,7 +264,7 @@ static inline uint32_t pbus_token_start(uint64_t token)
 }
 
 struct pbus_write_claim {
-	uint64_t *lock;          /* the slot's lock word */
+	uint64_t *lock;          /* the parameter's lock word (aux.lock) */
 	uint64_t *writing;       /* aux.writing of the parameter */
 	uint64_t unlock_to;      /* the word's value after a normal hold */
 	bool biased;             /* written under our bias, no lock held */

@@ -173,7 +173,6 @@ static int write_one(struct pbus_table *table, uint32_t index, const void *value
 		     uint64_t timestamp_ns, uint32_t status, uint64_t *ret_seq)
 {
 	const struct pbus_param *p = &table->params[index];
-	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)p->slot_;
 	struct pbus_write_claim claim;
 	uint64_t seq;
 	int r;
@@ -186,7 +185,7 @@ static int write_one(struct pbus_table *table, uint32_t index, const void *value
 	if (timestamp_ns == 0)
 		timestamp_ns = pbus_value_clock_ns();
 	wait_for_reader_turn(&table->turns[index]);
-	r = pbus_write_claim(&claim, &head->lock, &table->aux[index].writing, table->may_bias);
+	r = pbus_write_claim(&claim, &table->aux[index].lock, &table->aux[index].writing, table->may_bias);
 	if (r < 0)
 		return r;
 	seq = store_value(p, value, length, timestamp_ns, status);
@@ -305,22 +304,20 @@ WRITE_PATH int write_scalar(const struct write_context *w, const struct pbus_par
 {
 	uint32_t index = param->index_;
 	unsigned char *slot = (unsigned char *)param->slot_;
-	struct pbus_slot_head *head = (struct pbus_slot_head *)(void *)slot;
-	uint64_t *writing = &w->aux[index].writing;
+	uint64_t *writing = &w->aux[index].writing, *lock = &w->aux[index].lock;
 	uint64_t me = w->me, seq, word;
 	struct pbus_write_claim claim;
 
 	if (__builtin_expect(__atomic_load_n(&w->turns[index], __ATOMIC_RELAXED) != 0, 0))
 		goto general;
-	word = __atomic_load_n(&head->lock, __ATOMIC_RELAXED);
+	word = __atomic_load_n(lock, __ATOMIC_RELAXED);
 	/* (No lock word is BIASED with token 0, so this implies me != 0.) */
 	if (__builtin_expect(word == (PBUS_LOCK_BIASED | me), 1)) {
 		/* The owner's handshake; a biased owner is registered for
 		 * membarrier(2), so the waiter check below needs no fence. */
-		if (__builtin_expect(!pbus_write_claim_biased(&claim, &head->lock, writing, me), 0))
+		if (__builtin_expect(!pbus_write_claim_biased(&claim, lock, writing, me), 0))
 			goto general;
-	} else if (me == 0 ||
-		   !pbus_write_claim_free(&claim, &head->lock, writing, word, me, w->may_bias)) {
+	} else if (me == 0 || !pbus_write_claim_free(&claim, lock, writing, word, me, w->may_bias)) {
 		goto general;
 	}
 	seq = store_scalar(slot, bits, size, ts, status);
@@ -338,13 +335,14 @@ general:
  * checked first, and then every parameter is claimed before the first is
  * written. Only a claim can fail once the values are checked (a parameter
  * held by a writer that stopped, or -EAGAIN when told not to wait), and it
- * fails before anything is written. Claims are taken without waiting; a
- * batch that finds a parameter held lets go of all it holds before it
- * waits for that one, then starts over, so that two batches that want each
- * other's parameters never wait on each other while holding (no deadlock,
- * whatever order their parameters come in). How each claim is held fits
- * in a byte (enum hold), so a batch of any size keeps them in a small
- * array.
+ * fails before anything is written; the claims taken so far are let go
+ * unchanged.
+ *
+ * A batch waits for a held parameter while it holds others, so every batch
+ * claims in one global order, by parameter index: a batch waits only for a
+ * parameter above all it holds, so no two batches can wait for each other
+ * (no cycle, no deadlock), and a single write holds one parameter and waits
+ * for nothing else. How each claim is held fits in a byte (enum hold).
  */
 enum hold {
 	HOLD_BIAS = 1,        /* announced in aux.writing under our bias */
@@ -360,11 +358,13 @@ static inline uint8_t hold_of(const struct pbus_write_claim *c)
 	return c->unlock_to == 0 ? HOLD_LOCK_TO_FREE : HOLD_LOCK_TO_SHARED;
 }
 
-/* Where a batch finds each write's parameter index: @count uint32_t,
- * @stride bytes apart from @first. */
+/* A batch's writes as hold_all() sees them: write k's parameter index is a
+ * uint32_t at @first + k * @stride; @order lists the writes by ascending
+ * index (ties in batch order). */
 struct batch_indexes {
 	const unsigned char *first;
 	size_t stride, count;
+	const uint32_t *order;
 };
 
 static inline uint32_t batch_index(const struct batch_indexes *b, size_t k)
@@ -375,16 +375,37 @@ static inline uint32_t batch_index(const struct batch_indexes *b, size_t k)
 	return index;
 }
 
-static inline uint64_t *slot_lock(const struct pbus_table *table, uint32_t index)
+/* Fill @order (b->count entries) for @b: the writes by ascending index. A
+ * batch that is in order already (the usual case) costs one pass. */
+static void order_batch(const struct batch_indexes *b, uint32_t *order)
 {
-	return &((struct pbus_slot_head *)(void *)table->params[index].slot_)->lock;
+	bool sorted = true;
+
+	for (size_t k = 0; k < b->count; k++) {
+		order[k] = (uint32_t)k;
+		if (k && batch_index(b, k) < batch_index(b, k - 1))
+			sorted = false;
+	}
+	if (sorted)
+		return;
+	/* Insertion sort: stable, no allocation; batches out of order are
+	 * rare and a batch is at most the table's size. */
+	for (size_t k = 1; k < b->count; k++) {
+		uint32_t pos = order[k], index = batch_index(b, pos);
+		size_t j = k;
+
+		for (; j > 0 && batch_index(b, order[j - 1]) > index; j--)
+			order[j] = order[j - 1];
+		order[j] = pos;
+	}
 }
 
-/* Let go of the first @count claims of a batch. */
+/* Let go of the claims of the first @count writes in claim order. */
 static void release_holds(const struct write_context *ctx, const struct batch_indexes *b,
 			  const uint8_t *holds, size_t count)
 {
-	for (size_t k = 0; k < count; k++) {
+	for (size_t n = 0; n < count; n++) {
+		size_t k = b->order[n];
 		uint32_t index = batch_index(b, k);
 
 		switch (holds[k]) {
@@ -392,10 +413,10 @@ static void release_holds(const struct write_context *ctx, const struct batch_in
 			__atomic_store_n(&ctx->aux[index].writing, 0, __ATOMIC_RELEASE);
 			break;
 		case HOLD_LOCK_TO_FREE:
-			pbus_write_hand_over(slot_lock(ctx->table, index), 0);
+			pbus_write_hand_over(&ctx->aux[index].lock, 0);
 			break;
 		case HOLD_LOCK_TO_SHARED:
-			pbus_write_hand_over(slot_lock(ctx->table, index), PBUS_LOCK_SHARED);
+			pbus_write_hand_over(&ctx->aux[index].lock, PBUS_LOCK_SHARED);
 			break;
 		default:
 			break;
@@ -403,16 +424,17 @@ static void release_holds(const struct write_context *ctx, const struct batch_in
 	}
 }
 
-/* Claim parameter @index for a batch without waiting: 0 with *ret_hold, or
- * -EAGAIN (a live writer holds it) or another error from the claim. */
-WRITE_PATH int claim_for_batch(const struct write_context *ctx, uint32_t index, uint8_t *ret_hold)
+/* Claim parameter @index for a batch: 0 with *ret_hold, or the claim's
+ * error (-EBUSY after a second of a stopped holder; without @wait, -EAGAIN
+ * at once if a live writer holds it). */
+WRITE_PATH int claim_for_batch(const struct write_context *ctx, uint32_t index, bool wait,
+			       uint8_t *ret_hold)
 {
-	uint64_t *lock = slot_lock(ctx->table, index), *writing = &ctx->aux[index].writing;
+	uint64_t *lock = &ctx->aux[index].lock, *writing = &ctx->aux[index].writing;
 	uint64_t me = ctx->me, cur;
 	struct pbus_write_claim c;
 	int r;
 
-	__builtin_prefetch(lock, 1, 3);
 	wait_for_reader_turn(&ctx->turns[index]);
 	cur = __atomic_load_n(lock, __ATOMIC_RELAXED);
 	if (__builtin_expect(cur == (PBUS_LOCK_BIASED | me) && me != 0, 1)) {
@@ -434,45 +456,32 @@ WRITE_PATH int claim_for_batch(const struct write_context *ctx, uint32_t index, 
 		*ret_hold = hold_of(&c);
 		return 0;
 	}
-	r = pbus_write_claim_slow(&c, lock, writing, ctx->may_bias, false);
+	r = pbus_write_claim_slow(&c, lock, writing, ctx->may_bias, wait);
 	if (r == 0)
 		*ret_hold = hold_of(&c);
 	return r;
 }
 
-/* Claim every parameter of a batch (see above). With @wait, a held one is
- * waited for as a single write waits (-EBUSY after a second of a live
- * holder); without, -EAGAIN at once. On failure nothing is held and
- * *ret_busy is the write whose parameter was in the way. */
+/* Claim every parameter of a batch, in index order (see above). On failure
+ * nothing is held and *ret_busy is the write whose parameter was in the
+ * way. */
 static int hold_all(const struct write_context *ctx, const struct batch_indexes *b, uint8_t *holds,
 		    bool wait, size_t *ret_busy)
 {
-	int64_t give_up = 0;
-
-	for (size_t k = 0; k < b->count; k++) {
+	for (size_t n = 0; n < b->count; n++) {
+		size_t k = b->order[n];
 		uint32_t index = batch_index(b, k);
-		struct pbus_write_claim c;
-		int r = claim_for_batch(ctx, index, &holds[k]);
+		int r;
 
-		if (__builtin_expect(r == 0, 1))
-			continue;
-		release_holds(ctx, b, holds, k);
-		*ret_busy = k;
-		if (r != -EAGAIN || !wait)
+		/* Fetch the next claim's line while this one is taken. */
+		if (n + 1 < b->count)
+			__builtin_prefetch(&ctx->aux[batch_index(b, b->order[n + 1])], 1, 3);
+		r = claim_for_batch(ctx, index, wait, &holds[k]);
+		if (__builtin_expect(r < 0, 0)) {
+			release_holds(ctx, b, holds, n);
+			*ret_busy = k;
 			return r;
-		/* Holding nothing, wait for that one as a single write would;
-		 * then start over. A stream of different busy parameters still
-		 * ends within the second a stuck one would take. */
-		if (!give_up)
-			give_up = pbus_monotonic_ns() + PBUS_BATCH_BUSY_NS;
-		r = pbus_write_claim_slow(&c, slot_lock(ctx->table, index), &ctx->aux[index].writing,
-					  ctx->may_bias, true);
-		if (r < 0)
-			return r;
-		pbus_write_release(&c);
-		if (pbus_monotonic_ns() > give_up)
-			return -EBUSY;
-		k = (size_t)-1; /* start over */
+		}
 	}
 	return 0;
 }
@@ -499,7 +508,8 @@ static void batch_handshake(struct pbus_table *table, const struct batch_indexes
 static int write_many(struct pbus_table *table, struct pbus_write *writes, size_t count, bool wait)
 {
 	uint8_t holds_on_stack[HOLDS_ON_STACK], *holds = holds_on_stack;
-	struct batch_indexes b = {(const unsigned char *)&writes[0].index, sizeof(writes[0]), count};
+	uint32_t order_on_stack[HOLDS_ON_STACK], *order = order_on_stack;
+	struct batch_indexes b = {(const unsigned char *)&writes[0].index, sizeof(writes[0]), count, NULL};
 	struct write_context ctx;
 	size_t busy = 0;
 	int first = 0;
@@ -521,8 +531,16 @@ static int write_many(struct pbus_table *table, struct pbus_write *writes, size_
 	if (count == 1 && wait)
 		return writes[0].result = write_one(table, writes[0].index, writes[0].value, writes[0].length,
 						    writes[0].timestamp_ns, writes[0].status, &writes[0].seq);
-	if (count > HOLDS_ON_STACK && !(holds = malloc(count)))
-		return -ENOMEM;
+	if (count > HOLDS_ON_STACK) {
+		holds = malloc(count);
+		order = malloc(count * sizeof(*order));
+		if (!holds || !order) {
+			first = -ENOMEM;
+			goto out;
+		}
+	}
+	order_batch(&b, order);
+	b.order = order;
 	ctx = write_context(table);
 	first = hold_all(&ctx, &b, holds, wait, &busy);
 	if (first < 0) {
@@ -550,8 +568,10 @@ static int write_many(struct pbus_table *table, struct pbus_write *writes, size_
 	 * version is published. */
 	batch_handshake(table, &b);
 out:
-	if (holds != holds_on_stack)
+	if (holds != holds_on_stack) {
 		free(holds);
+		free(order);
+	}
 	return first;
 }
 
@@ -579,6 +599,7 @@ struct pbus_batch {
 	size_t checked_count;
 	uint32_t *checked;           /* the fields whose values need checks */
 	uint8_t *holds;              /* count: how each field's claim is held */
+	uint32_t *order;             /* count: the fields by parameter index */
 	struct batch_field fields[]; /* count */
 };
 
@@ -607,9 +628,10 @@ int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fiel
 	if (!b)
 		return -ENOMEM;
 	b->holds = calloc(count, 1);
+	b->order = calloc(count, sizeof(*b->order));
 	if (checked)
 		b->checked = calloc(checked, sizeof(*b->checked));
-	if (!b->holds || (checked && !b->checked)) {
+	if (!b->holds || !b->order || (checked && !b->checked)) {
 		pbus_batch_free(b);
 		return -ENOMEM;
 	}
@@ -621,6 +643,9 @@ int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fiel
 		if (!(fields[i].param->flags_ & PBUS_PARAM_ANY_BITS_))
 			b->checked[b->checked_count++] = (uint32_t)i;
 	}
+	order_batch(&(struct batch_indexes){(const unsigned char *)&b->fields[0].param.index_,
+					   sizeof(b->fields[0]), count, NULL},
+		    b->order);
 	*ret_batch = b;
 	return 0;
 }
@@ -631,6 +656,7 @@ void pbus_batch_free(struct pbus_batch *batch)
 		return;
 	free(batch->checked);
 	free(batch->holds);
+	free(batch->order);
 	free(batch);
 }
 
@@ -666,7 +692,7 @@ int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_
 		timestamp_ns = pbus_value_clock_ns();
 	ctx = write_context(table);
 	b = (struct batch_indexes){(const unsigned char *)&batch->fields[0].param.index_, sizeof(batch->fields[0]),
-				   count};
+				   count, batch->order};
 	r = hold_all(&ctx, &b, batch->holds, true, &busy);
 	if (r < 0)
 		return r;

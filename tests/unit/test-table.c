@@ -764,8 +764,7 @@ static int stopped_holder(const char *name, bool as_lock)
 
 	if (pbus_table_open(instance, PBUS_OPEN_WRITE, &t) < 0 || pbus_table_find(t, name, &p) < 0)
 		return 1;
-	if (pbus_write_claim(&c, &((struct pbus_slot_head *)(void *)p->slot_)->lock,
-			     &t->aux[p->index_].writing, !as_lock) < 0)
+	if (pbus_write_claim(&c, &t->aux[p->index_].lock, &t->aux[p->index_].writing, !as_lock) < 0)
 		return 2;
 	raise(SIGSTOP);
 	pbus_write_release(&c);
@@ -1055,7 +1054,7 @@ out:
 
 static uint64_t lock_word(const struct pbus_param *p)
 {
-	return __atomic_load_n(&((const struct pbus_slot_head *)p->slot_)->lock, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&p->table_->aux[p->index_].lock, __ATOMIC_ACQUIRE);
 }
 
 static uint64_t writing_word(const struct pbus_table *t, const struct pbus_param *p)

@@ -349,6 +349,7 @@ enum hold {
 	HOLD_LOCK_TO_FREE,    /* the lock, released to 0 */
 	HOLD_LOCK_TO_SHARED,  /* the lock, released to SHARED */
 	HOLD_AGAIN,           /* held by an earlier write of the same batch */
+	HOLD_LOCK_PENDING,    /* fast_claims(): to be locked, not yet */
 };
 
 static inline uint8_t hold_of(const struct pbus_write_claim *c)
@@ -400,27 +401,32 @@ static void order_batch(const struct batch_indexes *b, uint32_t *order)
 	}
 }
 
+/* Let go of one claim of a batch. */
+WRITE_PATH void release_hold(const struct write_context *ctx, uint32_t index, uint8_t hold)
+{
+	switch (hold) {
+	case HOLD_BIAS:
+		__atomic_store_n(&ctx->aux[index].writing, 0, __ATOMIC_RELEASE);
+		break;
+	case HOLD_LOCK_TO_FREE:
+		pbus_write_hand_over(&ctx->aux[index].lock, 0);
+		break;
+	case HOLD_LOCK_TO_SHARED:
+		pbus_write_hand_over(&ctx->aux[index].lock, PBUS_LOCK_SHARED);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Let go of the claims of the first @count writes in claim order. */
 static void release_holds(const struct write_context *ctx, const struct batch_indexes *b,
 			  const uint8_t *holds, size_t count)
 {
 	for (size_t n = 0; n < count; n++) {
 		size_t k = b->order[n];
-		uint32_t index = batch_index(b, k);
 
-		switch (holds[k]) {
-		case HOLD_BIAS:
-			__atomic_store_n(&ctx->aux[index].writing, 0, __ATOMIC_RELEASE);
-			break;
-		case HOLD_LOCK_TO_FREE:
-			pbus_write_hand_over(&ctx->aux[index].lock, 0);
-			break;
-		case HOLD_LOCK_TO_SHARED:
-			pbus_write_hand_over(&ctx->aux[index].lock, PBUS_LOCK_SHARED);
-			break;
-		default:
-			break;
-		}
+		release_hold(ctx, batch_index(b, k), holds[k]);
 	}
 }
 
@@ -462,12 +468,15 @@ WRITE_PATH int claim_for_batch(const struct write_context *ctx, uint32_t index, 
 	return r;
 }
 
-/* Claim every parameter of a batch, in index order (see above). On failure
- * nothing is held and *ret_busy is the write whose parameter was in the
- * way. */
+/* Claim every parameter of a batch, in index order (see above). Returns 0,
+ * or 1 if a parameter came twice (its claims must then all be let go after
+ * every write: see write_many()). On failure nothing is held and
+ * *ret_busy is the write whose parameter was in the way. */
 static int hold_all(const struct write_context *ctx, const struct batch_indexes *b, uint8_t *holds,
 		    bool wait, size_t *ret_busy)
 {
+	int again = 0;
+
 	for (size_t n = 0; n < b->count; n++) {
 		size_t k = b->order[n];
 		uint32_t index = batch_index(b, k);
@@ -482,8 +491,9 @@ static int hold_all(const struct write_context *ctx, const struct batch_indexes 
 			*ret_busy = k;
 			return r;
 		}
+		again |= holds[k] == HOLD_AGAIN;
 	}
-	return 0;
+	return again;
 }
 
 /* The waiter handshake for a batch whose versions are all published: one
@@ -512,7 +522,7 @@ static int write_many(struct pbus_table *table, struct pbus_write *writes, size_
 	struct batch_indexes b = {(const unsigned char *)&writes[0].index, sizeof(writes[0]), count, NULL};
 	struct write_context ctx;
 	size_t busy = 0;
-	int first = 0;
+	int first = 0, r;
 	uint64_t now = 0;
 
 	if (!table || (!writes && count))
@@ -542,13 +552,17 @@ static int write_many(struct pbus_table *table, struct pbus_write *writes, size_
 	order_batch(&b, order);
 	b.order = order;
 	ctx = write_context(table);
-	first = hold_all(&ctx, &b, holds, wait, &busy);
-	if (first < 0) {
-		writes[busy].result = first;
+	r = hold_all(&ctx, &b, holds, wait, &busy);
+	if (r < 0) {
+		writes[busy].result = first = r;
 		goto out;
 	}
-	for (size_t i = 0; i < count; i++) {
-		struct pbus_write *w = &writes[i];
+	/* Every claim is ours: nothing can fail any more. Each parameter is
+	 * let go as soon as it is published, unless one comes twice (then its
+	 * one claim serves every write of it, and all are let go at the end). */
+	for (size_t n = 0; n < count; n++) {
+		size_t k = order[n];
+		struct pbus_write *w = &writes[k];
 		const struct pbus_param *p = &table->params[w->index];
 
 		/* The writes of one batch happen at one moment. */
@@ -562,8 +576,11 @@ static int write_many(struct pbus_table *table, struct pbus_write *writes, size_
 		else
 			w->seq = store_value(p, w->value, w->length, w->timestamp_ns ? w->timestamp_ns : now,
 					     w->status);
+		if (r == 0)
+			release_hold(&ctx, w->index, holds[k]);
 	}
-	release_holds(&ctx, &b, holds, count);
+	if (r > 0)
+		release_holds(&ctx, &b, holds, count);
 	/* The waiter handshake once for the whole batch, now that every
 	 * version is published. */
 	batch_handshake(table, &b);
@@ -593,6 +610,17 @@ struct batch_field {
 	uint32_t offset;
 };
 
+/* A field as the owner's fast path of pbus_batch_write() walks them: in
+ * claim order (by parameter index), everything at hand in 32 bytes. */
+struct batch_step {
+	struct pbus_param_aux *aux;  /* writing, then the lock word */
+	unsigned char *slot;
+	uint32_t index;
+	uint32_t offset;             /* of the value in the record */
+	uint32_t size;               /* of the value */
+	uint32_t field;              /* its position in the batch (status[]) */
+};
+
 struct pbus_batch {
 	struct pbus_table *table;
 	size_t count;
@@ -600,6 +628,8 @@ struct pbus_batch {
 	uint32_t *checked;           /* the fields whose values need checks */
 	uint8_t *holds;              /* count: how each field's claim is held */
 	uint32_t *order;             /* count: the fields by parameter index */
+	struct batch_step *steps;    /* count, in claim order */
+	bool twice;                  /* a parameter comes more than once */
 	struct batch_field fields[]; /* count */
 };
 
@@ -629,9 +659,10 @@ int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fiel
 		return -ENOMEM;
 	b->holds = calloc(count, 1);
 	b->order = calloc(count, sizeof(*b->order));
+	b->steps = calloc(count, sizeof(*b->steps));
 	if (checked)
 		b->checked = calloc(checked, sizeof(*b->checked));
-	if (!b->holds || !b->order || (checked && !b->checked)) {
+	if (!b->holds || !b->order || !b->steps || (checked && !b->checked)) {
 		pbus_batch_free(b);
 		return -ENOMEM;
 	}
@@ -646,6 +677,20 @@ int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fiel
 	order_batch(&(struct batch_indexes){(const unsigned char *)&b->fields[0].param.index_,
 					   sizeof(b->fields[0]), count, NULL},
 		    b->order);
+	for (size_t n = 0; n < count; n++) {
+		const struct batch_field *f = &b->fields[b->order[n]];
+
+		b->steps[n] = (struct batch_step){
+			.aux = &table->aux[f->param.index_],
+			.slot = (unsigned char *)f->param.slot_,
+			.index = f->param.index_,
+			.offset = f->offset,
+			.size = f->param.value_size_,
+			.field = b->order[n],
+		};
+		if (n && b->steps[n].index == b->steps[n - 1].index)
+			b->twice = true;
+	}
 	*ret_batch = b;
 	return 0;
 }
@@ -657,7 +702,99 @@ void pbus_batch_free(struct pbus_batch *batch)
 	free(batch->checked);
 	free(batch->holds);
 	free(batch->order);
+	free(batch->steps);
 	free(batch);
+}
+
+/*
+ * The fast path of a prepared batch: claims that need no waiting, taken
+ * without hold_all()'s generality. A parameter biased to this thread (the
+ * acquisition loop's own measurements) is announced with the owner's
+ * handshake of §4.3 (look at the word, announce, look again); one whose word
+ * is free and shared (a parameter another thread writes too) is locked with
+ * a compare-and-swap, after all the announcements, and is published first,
+ * so that the other writer finds it held for as short a time as possible.
+ * Nothing here waits: a parameter held or biased by another thread, a
+ * fresh word (whose bias the general path takes), a reader's turn or a
+ * parameter twice sends the batch to hold_all(), having let go of
+ * everything. Returns how many were locked (0 or more) with every claim
+ * taken, batch->holds[n] saying how for step n (HOLD_BIAS or
+ * HOLD_LOCK_TO_SHARED); -1 with none.
+ */
+#define FAST_LOCK_SPINS 64
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+WRITE_PATH int fast_claims(const struct pbus_batch *batch, const struct write_context *ctx)
+{
+	uint64_t me = ctx->me, biased = PBUS_LOCK_BIASED | me;
+	uint8_t *holds = batch->holds;
+	size_t n, locked = 0, count = batch->count;
+
+	if (__builtin_expect(me == 0 || batch->twice, 0))
+		return -1;
+	for (n = 0; n < count; n++) {
+		const struct batch_step *st = &batch->steps[n];
+		uint64_t word;
+
+		holds[n] = 0;
+		if (__builtin_expect(__atomic_load_n(&ctx->turns[st->index], __ATOMIC_RELAXED) != 0, 0))
+			goto undo;
+		word = __atomic_load_n(&st->aux->lock, __ATOMIC_RELAXED);
+		if (__builtin_expect(word == biased, 1)) {
+			__atomic_store_n(&st->aux->writing, me, __ATOMIC_RELAXED);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			if (__builtin_expect(__atomic_load_n(&st->aux->lock, __ATOMIC_RELAXED) != biased, 0)) {
+				__atomic_store_n(&st->aux->writing, 0, __ATOMIC_RELEASE);
+				goto undo;
+			}
+			holds[n] = HOLD_BIAS;
+		} else if ((word & ~PBUS_LOCK_WAITERS) != me) {
+			/* Shared, or held for a moment by its other writer: locked
+			 * below, after every announcement; anything else (biased
+			 * to another thread, fresh) fails over to hold_all() there. */
+			holds[n] = HOLD_LOCK_PENDING;
+			locked++;
+		} else {
+			goto undo; /* held by us (a write of ours interrupted by this one) */
+		}
+	}
+	for (n = 0; locked && n < count; n++) {
+		uint64_t *lock = &batch->steps[n].aux->lock;
+		unsigned spins = 0;
+
+		if (holds[n] != HOLD_LOCK_PENDING)
+			continue;
+		for (;;) {
+			uint64_t word = PBUS_LOCK_SHARED;
+
+			if (__atomic_compare_exchange_n(lock, &word, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				break;
+			if ((word & PBUS_LOCK_STATE_MASK) != 0 || word == 0 || ++spins > FAST_LOCK_SPINS)
+				goto undo;
+			cpu_relax();
+		}
+		holds[n] = HOLD_LOCK_TO_SHARED;
+	}
+	return (int)locked;
+undo:
+	/* Let go of what was taken, unchanged (a lock back to SHARED, which it
+	 * was; an announcement cleared). */
+	for (size_t k = 0; k < count; k++) {
+		if (holds[k] == HOLD_BIAS)
+			__atomic_store_n(&batch->steps[k].aux->writing, 0, __ATOMIC_RELEASE);
+		else if (holds[k] == HOLD_LOCK_TO_SHARED)
+			pbus_write_hand_over(&batch->steps[k].aux->lock, PBUS_LOCK_SHARED);
+		holds[k] = 0;
+	}
+	return -1;
 }
 
 int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_t *status,
@@ -693,16 +830,48 @@ int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_
 	ctx = write_context(table);
 	b = (struct batch_indexes){(const unsigned char *)&batch->fields[0].param.index_, sizeof(batch->fields[0]),
 				   count, batch->order};
-	r = hold_all(&ctx, &b, batch->holds, true, &busy);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < count; i++) {
-		const struct batch_field *f = &batch->fields[i];
+	r = fast_claims(batch, &ctx);
+	if (__builtin_expect(r == 0, 1)) {
+		/* Every parameter biased to us: publish each and end its
+		 * announcement. */
+		for (size_t n = 0; n < count; n++) {
+			const struct batch_step *st = &batch->steps[n];
 
-		store_scalar((unsigned char *)f->param.slot_, scalar_bits(rec + f->offset, f->param.value_size_),
-			     f->param.value_size_, timestamp_ns, status ? status[i] : PBUS_STATUS_OK);
+			store_scalar(st->slot, scalar_bits(rec + st->offset, st->size), st->size, timestamp_ns,
+				     status ? status[st->field] : PBUS_STATUS_OK);
+			__atomic_store_n(&st->aux->writing, 0, __ATOMIC_RELEASE);
+		}
+	} else if (r > 0) {
+		/* Publish the locked ones first (held by us for the shortest
+		 * time), then the biased ones, each let go once published. */
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t n = 0; n < count; n++) {
+				const struct batch_step *st = &batch->steps[n];
+				uint8_t hold = batch->holds[n];
+
+				if ((hold == HOLD_BIAS) != (pass == 1))
+					continue;
+				store_scalar(st->slot, scalar_bits(rec + st->offset, st->size), st->size,
+					     timestamp_ns, status ? status[st->field] : PBUS_STATUS_OK);
+				release_hold(&ctx, st->index, hold);
+			}
+		}
+	} else {
+		r = hold_all(&ctx, &b, batch->holds, true, &busy);
+		if (r < 0)
+			return r;
+		/* As write_many(): in claim order, each let go once published. */
+		for (size_t n = 0; n < count; n++) {
+			const struct batch_step *st = &batch->steps[n];
+
+			store_scalar(st->slot, scalar_bits(rec + st->offset, st->size), st->size, timestamp_ns,
+				     status ? status[st->field] : PBUS_STATUS_OK);
+			if (r == 0)
+				release_hold(&ctx, st->index, batch->holds[st->field]);
+		}
+		if (r > 0)
+			release_holds(&ctx, &b, batch->holds, count);
 	}
-	release_holds(&ctx, &b, batch->holds, count);
 	batch_handshake(table, &b);
 	return 0;
 }

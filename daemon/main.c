@@ -48,9 +48,17 @@ static const char usage[] =
 	"                         published, then close FD\n"
 	"      --socket-dir DIR   where NAME.sock is made (default: $PBUS_SOCKET_DIR,\n"
 	"                         else /run/parambus for root, else\n"
-	"                         $XDG_RUNTIME_DIR/parambus or /tmp/parambus-UID)\n"
+	"                         $XDG_RUNTIME_DIR/parambus or /tmp/parambus-UID);\n"
+	"                         it must be pbusd's user's or root's, and writable\n"
+	"                         by its owner only, or pbusd refuses to start\n"
 	"      --no-socket        serve no socket (only the shared-memory table)\n"
 	"      --max-clients N    socket clients at once (default 256)\n"
+	"      --max-clients-per-user N  connections of one unprivileged user at once\n"
+	"                         (default: a quarter of --max-clients, at least 1);\n"
+	"                         root and pbusd's user are not limited by it\n"
+	"      --reserved-clients N  of --max-clients, the last N places are kept\n"
+	"                         for root and pbusd's user (default 8; less than\n"
+	"                         --max-clients)\n"
 	"      --max-frame BYTES  largest message (default 1048576; 4096..67108864)\n"
 	"      --max-subscriptions N  per client (default 64)\n"
 	"      --frame-timeout MS a client that has not sent its HELLO MS after\n"
@@ -103,7 +111,8 @@ static int parse_unsigned(const char *text, int base, unsigned long max, unsigne
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD, OPT_NO_HARDWARE, OPT_HWD, OPT_SOCKET_DIR,
-	       OPT_NO_SOCKET, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_SUBSCRIPTIONS, OPT_FRAME_TIMEOUT };
+	       OPT_NO_SOCKET, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_SUBSCRIPTIONS, OPT_FRAME_TIMEOUT,
+	       OPT_MAX_CLIENTS_PER_USER, OPT_RESERVED_CLIENTS };
 	static const struct option longopts[] = {
 		{"schema", required_argument, NULL, 's'},
 		{"instance", required_argument, NULL, 'i'},
@@ -117,6 +126,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"socket-dir", required_argument, NULL, OPT_SOCKET_DIR},
 		{"no-socket", no_argument, NULL, OPT_NO_SOCKET},
 		{"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+		{"max-clients-per-user", required_argument, NULL, OPT_MAX_CLIENTS_PER_USER},
+		{"reserved-clients", required_argument, NULL, OPT_RESERVED_CLIENTS},
 		{"max-frame", required_argument, NULL, OPT_MAX_FRAME},
 		{"max-subscriptions", required_argument, NULL, OPT_MAX_SUBSCRIPTIONS},
 		{"frame-timeout", required_argument, NULL, OPT_FRAME_TIMEOUT},
@@ -161,6 +172,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--max-clients '%s' is not 1..100000", optarg);
 			o->server.max_clients = (uint32_t)v;
 			break;
+		case OPT_MAX_CLIENTS_PER_USER:
+			if (parse_unsigned(optarg, 10, 100000, &v) < 0 || v == 0)
+				return usage_error("--max-clients-per-user '%s' is not 1..100000", optarg);
+			o->server.max_clients_per_user = (uint32_t)v;
+			break;
+		case OPT_RESERVED_CLIENTS:
+			if (parse_unsigned(optarg, 10, 99999, &v) < 0)
+				return usage_error("--reserved-clients '%s' is not 0..99999", optarg);
+			o->server.reserved_clients = (uint32_t)v;
+			o->server.reserved_clients_given = true;
+			break;
 		case OPT_MAX_FRAME:
 			if (parse_unsigned(optarg, 10, 64ul << 20, &v) < 0 || v < 4096)
 				return usage_error("--max-frame '%s' is not 4096..67108864", optarg);
@@ -198,6 +220,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("%s", "--schema FILE is required");
 	if (!o->instance)
 		return usage_error("%s", "--instance NAME is required");
+	if (o->server.reserved_clients_given &&
+	    o->server.reserved_clients >= (o->server.max_clients ? o->server.max_clients : 256)) {
+		fprintf(stderr, "pbusd: --reserved-clients %u is not less than --max-clients %u\n"
+			"Try 'pbusd --help'.\n", o->server.reserved_clients,
+			o->server.max_clients ? o->server.max_clients : 256);
+		return 2;
+	}
 	return 0;
 }
 
@@ -338,11 +367,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!o.no_socket) {
+		/* It says why on failure. */
 		r = server_start(owner, schema, schema_text, schema_length, o.instance, &o.server, &server);
-		if (r < 0) {
-			log_msg(LOG_ERROR, "cannot start the socket server: %s", strerror(-r));
+		if (r < 0)
 			goto out;
-		}
 		persist_set_saved_fd(persist, server_saved_fd(server));
 	}
 	r = persist_start(persist);

@@ -6,8 +6,7 @@
  * persistence thread (persist.c) sleeps until a persistent parameter
  * changes and saves the state file; hardware.c supervises pbus-hwd, a child
  * process that runs the hardware bindings; server.c serves the table over a
- * Unix-domain socket with a server thread and a watcher thread. The socket server of docs/ (issue 3)
- * will be a third part with its own thread and event loop.
+ * Unix-domain socket with a server thread and a watcher thread.
  */
 #ifndef PBUSD_H
 #define PBUSD_H
@@ -51,11 +50,15 @@ struct server;
 struct server_options {
 	const char *socket_dir;  /* NULL: the default of docs/socket-protocol.md §1 */
 	uint32_t max_frame, max_clients, max_subscriptions; /* 0: defaults */
+	uint32_t max_clients_per_user; /* 0: a quarter of max_clients, at least 1 */
+	uint32_t reserved_clients;     /* if reserved_clients_given; else 8 */
+	bool reserved_clients_given;
 	uint32_t frame_timeout_ms; /* for a HELLO, or the rest of a frame begun; 0: default */
 };
 
 /* Listen and serve @owner (published) whose compiled schema is @schema_text.
- * @schema, @schema_text and @instance must outlive the server. */
+ * @schema, @schema_text and @instance must outlive the server. Logs why it
+ * fails (one line), e.g. a socket directory that others could write. */
 int server_start(struct pbus_table *owner, const struct pbus_schema *schema, const char *schema_text,
 		 size_t schema_length, const char *instance, const struct server_options *options,
 		 struct server **ret);

@@ -342,7 +342,17 @@ static void keep_aside(const char *path)
 	free(aside);
 }
 
-static void restore_line(struct persist *p, char *line, unsigned lineno)
+/* What became of a NAME=VALUE line of the state file. */
+enum restore_outcome {
+	RESTORED,
+	SKIPPED_MALFORMED,       /* not NAME=VALUE, or a bad percent-encoding */
+	SKIPPED_UNKNOWN,         /* no such parameter any more */
+	SKIPPED_NOT_PERSISTENT,  /* the parameter is no longer persistent */
+	SKIPPED_REFUSED,         /* the value does not pass the schema's checks */
+	RESTORE_OUTCOMES
+};
+
+static enum restore_outcome restore_line(struct persist *p, char *line, unsigned lineno)
 {
 	const struct pbus_param *param;
 	struct pbus_param_info info;
@@ -352,37 +362,69 @@ static void restore_line(struct persist *p, char *line, unsigned lineno)
 
 	if (!eq) {
 		log_msg(LOG_WARNING, "%s:%u: not NAME=VALUE, skipped", p->path, lineno);
-		return;
+		return SKIPPED_MALFORMED;
 	}
 	*eq = 0;
 	if (pbus_table_find(p->owner, line, &param) < 0) {
 		log_msg(LOG_WARNING, "%s:%u: parameter '%s' is not in the schema any more, skipped",
 			p->path, lineno, line);
-		return;
+		return SKIPPED_UNKNOWN;
 	}
 	pbus_param_describe(param, &info);
 	if (!(info.flags & PBUS_PARAM_PERSISTENT)) {
 		log_msg(LOG_WARNING, "%s:%u: parameter '%s' is not persistent any more, skipped",
 			p->path, lineno, line);
-		return;
+		return SKIPPED_NOT_PERSISTENT;
 	}
 	if (pbus_percent_decode(eq + 1) < 0) {
 		log_msg(LOG_WARNING, "%s:%u: '%s': malformed value encoding, skipped", p->path, lineno,
 			line);
-		return;
+		return SKIPPED_MALFORMED;
 	}
 	r = pbus_param_parse(param, eq + 1, p->value_buf, 65536, &length);
 	if (r == 0)
 		r = pbus_param_set(param, p->value_buf, length);
-	if (r < 0)
+	if (r < 0) {
 		log_msg(LOG_WARNING, "%s:%u: '%s' = '%s': %s; keeping the default", p->path, lineno,
 			line, eq + 1, pbus_strerror(r));
+		return SKIPPED_REFUSED;
+	}
+	return RESTORED;
+}
+
+/* "3 restored values from X" and, if any were skipped, why, for the log. */
+static void log_restored(const struct persist *p, const unsigned *outcomes)
+{
+	static const char *const why[RESTORE_OUTCOMES] = {
+		[SKIPPED_MALFORMED] = "malformed",
+		[SKIPPED_UNKNOWN] = "not in the schema",
+		[SKIPPED_NOT_PERSISTENT] = "not persistent",
+		[SKIPPED_REFUSED] = "refused by the schema's checks",
+	};
+	char skipped[256] = "";
+	unsigned total = 0;
+	size_t n = 0;
+
+	for (int k = RESTORED + 1; k < RESTORE_OUTCOMES; k++)
+		total += outcomes[k];
+	if (total) {
+		n = (size_t)snprintf(skipped, sizeof(skipped), " (%u skipped:", total);
+		for (int k = RESTORED + 1; k < RESTORE_OUTCOMES && n < sizeof(skipped); k++)
+			if (outcomes[k])
+				n += (size_t)snprintf(skipped + n, sizeof(skipped) - n, "%s %u %s",
+						      n > 0 && skipped[n - 1] != ':' ? "," : "", outcomes[k],
+						      why[k]);
+		if (n < sizeof(skipped))
+			snprintf(skipped + n, sizeof(skipped) - n, ")");
+	}
+	log_msg(LOG_INFO, "restored %u saved value%s from %s%s", outcomes[RESTORED],
+		outcomes[RESTORED] == 1 ? "" : "s", p->path, skipped);
 }
 
 int persist_restore(struct persist *p)
 {
 	size_t length, body;
-	unsigned lineno = 0, restored = 0;
+	unsigned lineno = 0, outcomes[RESTORE_OUTCOMES] = {0};
 	char *data, *save = NULL;
 	int err;
 
@@ -421,8 +463,7 @@ int persist_restore(struct persist *p)
 					p->path);
 			continue;
 		}
-		restore_line(p, line, lineno);
-		restored++;
+		outcomes[restore_line(p, line, lineno)]++;
 	}
 	free(data);
 	/* What was just restored is what is on disk. */
@@ -433,7 +474,7 @@ int persist_restore(struct persist *p)
 		p->saved[i] = pbus_param_seq(param);
 		pbus_instance_mark_saved(p->owner, p->indexes[i], p->saved[i]);
 	}
-	log_msg(LOG_INFO, "restored %u saved values from %s", restored, p->path);
+	log_restored(p, outcomes);
 	return 0;
 }
 

@@ -49,6 +49,14 @@
 #define REPLY_BACKLOG_MAX (4u << 20) /* a client that stops reading is closed */
 #define ACK_TIMEOUT_NS (10LL * 1000000000) /* a save that never comes: EIO */
 #define FRAME_TIMEOUT_MS_DEFAULT 10000 /* a HELLO, or the rest of a frame begun */
+#define RESERVED_CLIENTS_DEFAULT 8
+/* A SET whose parameter another live writer holds is tried again after
+ * 1 ms, then after twice as long each time up to 10 ms, for at most 1 s. */
+#define BUSY_RETRY_FIRST_NS (1000000LL)
+#define BUSY_RETRY_MAX_NS (10LL * 1000000)
+#define BUSY_TIMEOUT_NS (1000000000LL)
+/* accept4() out of descriptors or memory: the listening socket rests. */
+#define ACCEPT_RETRY_NS (100LL * 1000000)
 
 struct subscription {
 	uint32_t id;
@@ -78,6 +86,20 @@ struct pending_ack {
 	struct pending_ack *next;
 };
 
+/* A SET that found a parameter held by another writer: nothing of it was
+ * written. The server tries it again from its loop (never waiting for the
+ * writer), and reads no further request of the client meanwhile, so that
+ * its requests stay in order. */
+struct parked_set {
+	uint32_t id;
+	uint32_t count;
+	struct pbus_write *writes; /* the values point into data */
+	unsigned char *data;
+	int64_t first_ns;          /* the first try */
+	int64_t next_ns;           /* the next try */
+	int64_t delay_ns;          /* after the next try, if still busy */
+};
+
 struct client {
 	int fd;
 	pid_t pid;
@@ -86,8 +108,11 @@ struct client {
 	gid_t *groups;
 	int group_count;
 	bool privileged;         /* root or pbusd's own user */
+	bool admitted;           /* counted in its uid's share (not refused at accept) */
 	char name[PBUS_WIRE_NAME_MAX + 1];
-	bool hello_done, closing, want_out;
+	bool hello_done, closing;
+	bool in_epoll;           /* its socket is in the epoll set */
+	uint32_t events;         /* what the epoll set asks of its socket */
 	unsigned char *rx;
 	size_t rx_size, rx_capacity;
 	/* By when the client must have sent its HELLO (from connect) or the
@@ -99,8 +124,16 @@ struct client {
 	struct subscription *subs;
 	uint32_t sub_count, next_sub_id;
 	struct pending_ack *acks, **acks_tail;
+	struct parked_set *parked; /* a SET waiting for a busy parameter */
+	int64_t parked_since_ns;
 	uint64_t requests, notifications;
 	struct client *next;
+};
+
+/* Admitted connections of one peer uid (--max-clients-per-user). */
+struct uid_share {
+	uid_t uid;
+	uint32_t count;
 };
 
 struct server {
@@ -112,6 +145,7 @@ struct server {
 	char *socket_path;
 	bool unlink_socket;      /* ours to remove (not from socket activation) */
 	uint32_t param_count, max_frame, max_clients, max_subscriptions;
+	uint32_t max_clients_per_user, reserved_clients;
 	int64_t frame_timeout_ns;
 	gid_t *param_gid;        /* write group per parameter, (gid_t)-1 if none */
 	const struct pbus_param **params;
@@ -141,8 +175,16 @@ struct server {
 	size_t words;
 
 	struct client *clients;
-	uint32_t client_count;
+	uint32_t client_count;     /* every open connection, refused ones until they go */
+	uint32_t admitted_count;   /* those within the limits */
+	struct uid_share *shares;  /* per peer uid with admitted connections */
+	size_t share_count, share_capacity;
 	int64_t timer_at;          /* what timer_fd is armed for (0: disarmed) */
+	/* accept4() failed for want of descriptors or memory: the listening
+	 * socket is out of the epoll set until accept_retry_ns, so that the
+	 * connection waits in the backlog instead of waking us in a loop. */
+	bool accept_paused, accept_failing;
+	int64_t accept_retry_ns;
 	/* Scratch of handle_set(), param_count entries each: no allocation
 	 * per request. */
 	struct pbus_write *set_writes;
@@ -151,7 +193,7 @@ struct server {
 	int64_t started_ns;
 	/* Statistics (server thread). */
 	uint64_t requests, notifications, values_notified, bytes_in, bytes_out, errors;
-	uint64_t connections_total, rejected_connections;
+	uint64_t connections_total, rejected_connections, busy_sets;
 };
 
 static void kick(int fd)
@@ -338,12 +380,39 @@ static void free_ack(struct pending_ack *a)
 	free(a);
 }
 
+static void free_parked(struct parked_set *p)
+{
+	if (!p)
+		return;
+	free(p->writes);
+	free(p->data);
+	free(p);
+}
+
+/* The share of @uid, or NULL if it has no admitted connection. */
+static struct uid_share *find_share(struct server *s, uid_t uid)
+{
+	for (size_t i = 0; i < s->share_count; i++)
+		if (s->shares[i].uid == uid)
+			return &s->shares[i];
+	return NULL;
+}
+
 static void client_free(struct server *s, struct client *c)
 {
 	bool had_subs = c->subs != NULL;
 
-	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (c->in_epoll)
+		epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	if (c->admitted) {
+		struct uid_share *share = find_share(s, c->uid);
+
+		s->admitted_count--;
+		if (share && --share->count == 0)
+			*share = s->shares[--s->share_count];
+	}
+	free_parked(c->parked);
 	while (c->subs) {
 		struct subscription *next = c->subs->next;
 
@@ -370,6 +439,20 @@ static void client_free(struct server *s, struct client *c)
 		update_watch_set(s);
 }
 
+/* Ask epoll for what the client needs now: its requests, unless a SET of
+ * it is parked (its next requests wait in the socket); room to send, only
+ * while something waits to be sent. */
+static void client_update_events(struct server *s, struct client *c)
+{
+	uint32_t events = (c->parked ? 0 : EPOLLIN) | (c->tx.size ? EPOLLOUT : 0);
+	struct epoll_event ev = {.events = events, .data.ptr = c};
+
+	if (events == c->events || !c->in_epoll)
+		return;
+	c->events = events;
+	epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
 /* Send what can be sent now; 0, or -errno if the connection is dead. */
 static int client_flush(struct server *s, struct client *c)
 {
@@ -386,13 +469,7 @@ static int client_flush(struct server *s, struct client *c)
 		s->bytes_out += (uint64_t)n;
 		pbus_wire_buf_consume(&c->tx, (size_t)n);
 	}
-	/* Ask for EPOLLOUT only while something waits. */
-	if ((c->tx.size != 0) != c->want_out) {
-		struct epoll_event ev = {.events = EPOLLIN | (c->tx.size ? EPOLLOUT : 0), .data.ptr = c};
-
-		c->want_out = c->tx.size != 0;
-		epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
-	}
+	client_update_events(s, c);
 	return 0;
 }
 
@@ -686,9 +763,24 @@ static int index_list(struct server *s, struct client *c, uint32_t id, struct pb
 {
 	uint32_t count = pbus_wire_get_u32(r);
 
-	if (r->bad || count == 0 || count > s->param_count || pbus_wire_left(r) != (size_t)count * 4) {
-		reject(s, c, id, -EPROTO, "malformed %s: count %u with %zu bytes of indexes", what, count,
-		       pbus_wire_left(r));
+	/* The message names the problem: a count out of bounds is not a
+	 * length problem, though its indexes cannot fit either. */
+	if (r->bad) {
+		reject(s, c, id, -EPROTO, "malformed %s: no count", what);
+		return -EPROTO;
+	}
+	if (count == 0) {
+		reject(s, c, id, -EPROTO, "malformed %s: count 0 (at least 1 index)", what);
+		return -EPROTO;
+	}
+	if (count > s->param_count) {
+		reject(s, c, id, -EPROTO, "malformed %s: count %u exceeds the %u parameters of the schema",
+		       what, count, s->param_count);
+		return -EPROTO;
+	}
+	if (pbus_wire_left(r) != (size_t)count * 4) {
+		reject(s, c, id, -EPROTO, "malformed %s: count %u needs %zu bytes of indexes, the frame "
+		       "has %zu", what, count, (size_t)count * 4, pbus_wire_left(r));
 		return -EPROTO;
 	}
 	*ret = pbus_wire_get_bytes(r, (size_t)count * 4);
@@ -781,80 +873,44 @@ static void check_acks(struct server *s, struct client *c, int64_t now)
 	}
 }
 
-static void handle_set(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+/* The end of a SET that the table took or refused (@first: what
+ * pbus_table_write_many_try() returned, not -EAGAIN): tell subscribers and
+ * the watcher about the writes, and reply, after the save if persistent
+ * values were written. @seen_filled: s->set_seen has the request's
+ * parameters already (handle_set() made it; a retried SET has not). */
+static void finish_set(struct server *s, struct client *c, uint32_t id, const struct pbus_write *writes,
+		       uint32_t count, int first, bool seen_filled)
 {
-	uint32_t count = pbus_wire_get_u32(r);
-	struct pbus_write *writes = s->set_writes;
 	int32_t *results = s->set_results;
 	uint64_t *seqs = s->set_seqs, *seen = s->set_seen;
 	struct pending_ack *ack;
 	bool persistent = false;
-	int first = 0;
 
-	if (r->bad || count == 0 || count > s->param_count)
-		return reject(s, c, id, -EPROTO, "malformed SET: count %u", count);
-	for (uint32_t k = 0; k < count; k++) {
-		writes[k] = (struct pbus_write){.status = PBUS_STATUS_OK};
-		writes[k].index = pbus_wire_get_u32(r);
-		writes[k].length = pbus_wire_get_u32(r);
-		writes[k].value = pbus_wire_get_bytes(r, writes[k].length);
-		seqs[k] = 0;
-	}
-	if (!pbus_wire_done(r))
-		return reject(s, c, id, -EPROTO, "malformed SET: %u writes do not fill the body", count);
-	/* Steps 1-3 of docs/socket-protocol.md §3.3 here; the value checks
-	 * (4-6) are the table's, done by pbus_table_write_many() before it
-	 * applies anything. */
-	memset(seen, 0, s->words * sizeof(*seen));
+	/* Our own writes: we mark them changed, so that subscribers hear of
+	 * them in this turn, and tell the watcher which versions are ours, so
+	 * that it does not wake us for them again. A version the watcher sees
+	 * before we record it here costs a wake-up, no more; one that is not
+	 * ours never matches. */
+	if (!seen_filled)
+		memset(seen, 0, s->words * sizeof(*seen));
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t i = writes[k].index;
-		int e;
 
-		if (i >= s->param_count) {
-			e = -ENOENT;
-		} else if (seen[i / 64] & (UINT64_C(1) << (i % 64))) {
-			e = -EINVAL; /* the same parameter twice */
-		} else {
+		if (writes[k].result == 0 && writes[k].seq)
+			atomic_store_explicit(&s->own_version[i], writes[k].seq, memory_order_relaxed);
+		results[k] = writes[k].result;
+		seqs[k] = first == 0 ? writes[k].seq : 0;
+		if (s->params[i]->flags_ & PBUS_PARAM_PERSISTENT)
+			persistent = true;
+		if (!seen_filled)
 			seen[i / 64] |= UINT64_C(1) << (i % 64);
-			e = write_right(s, c, i);
-		}
-		results[k] = e;
-		if (e < 0 && first == 0)
-			first = e;
 	}
-	if (first == 0) {
-		first = pbus_table_write_many(s->table, writes, count);
-		/* Our own writes: we mark them changed, so that subscribers hear
-		 * of them in this turn, and tell the watcher which versions are
-		 * ours, so that it does not wake us for them again. A version
-		 * the watcher sees before we record it here costs a wake-up, no
-		 * more; one that is not ours never matches. */
-		for (uint32_t k = 0; k < count; k++) {
-			if (writes[k].result == 0 && writes[k].seq)
-				atomic_store_explicit(&s->own_version[writes[k].index], writes[k].seq,
-						      memory_order_relaxed);
-			results[k] = writes[k].result;
-			seqs[k] = first == 0 ? writes[k].seq : 0;
-			if (s->params[writes[k].index]->flags_ & PBUS_PARAM_PERSISTENT)
-				persistent = true;
-		}
-		/* Every parameter of the request (seen[]) is marked, one atomic
-		 * OR per 64 of them. */
-		for (size_t w = 0; w < s->words; w++)
-			if (seen[w])
-				atomic_fetch_or(&s->changed[w], seen[w]);
-		collect_changes(s);
-	} else {
-		/* Refused already: still tell each write what is wrong with it. */
-		first = 0;
-		for (uint32_t k = 0; k < count; k++) {
-			if (results[k] == 0)
-				results[k] = pbus_value_check(&s->schema->params[writes[k].index].ti,
-							      writes[k].value, writes[k].length);
-			if (results[k] < 0 && first == 0)
-				first = results[k];
-		}
-	}
+	/* Every parameter of the request (seen[]) is marked, one atomic OR
+	 * per 64 of them. */
+	for (size_t w = 0; w < s->words; w++)
+		if (seen[w])
+			atomic_fetch_or(&s->changed[w], seen[w]);
+	collect_changes(s);
 	if (first < 0 || !persistent)
 		return send_set_reply(c, id, first, count, results, seqs);
 	/* Persistent values: the reply waits until the saver has them on disk. */
@@ -883,6 +939,143 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 	*c->acks_tail = ack;
 	c->acks_tail = &ack->next;
 	check_acks(s, c, pbus_monotonic_ns());
+}
+
+/* Keep a SET that met a busy parameter (its values are in the client's
+ * receive buffer, which moves on: copied) to be tried again from the loop. */
+static void park_set(struct server *s, struct client *c, uint32_t id, const struct pbus_write *writes,
+		     uint32_t count)
+{
+	struct parked_set *p = calloc(1, sizeof(*p));
+	size_t total = 0, at = 0;
+	int64_t now = pbus_monotonic_ns();
+
+	for (uint32_t k = 0; k < count; k++)
+		total += writes[k].length;
+	if (p) {
+		p->writes = malloc(count * sizeof(*p->writes));
+		p->data = malloc(total ? total : 1);
+	}
+	if (!p || !p->writes || !p->data) {
+		free_parked(p);
+		return send_error(s, c, id, -ENOMEM, "out of memory (nothing was written)");
+	}
+	for (uint32_t k = 0; k < count; k++) {
+		p->writes[k] = writes[k];
+		if (writes[k].length)
+			memcpy(p->data + at, writes[k].value, writes[k].length);
+		p->writes[k].value = p->data + at;
+		at += writes[k].length;
+	}
+	p->id = id;
+	p->count = count;
+	p->first_ns = now;
+	p->next_ns = now + BUSY_RETRY_FIRST_NS;
+	p->delay_ns = 2 * BUSY_RETRY_FIRST_NS;
+	c->parked = p;
+	c->parked_since_ns = now;
+	client_update_events(s, c); /* its next requests wait in the socket */
+}
+
+/* Try a parked SET again: done (written, refused, or busy for too long:
+ * EBUSY), or planned once more. Returns true if it is done. */
+static bool retry_parked(struct server *s, struct client *c, int64_t now)
+{
+	struct parked_set *p = c->parked;
+	int r = pbus_table_write_many_try(s->table, p->writes, p->count);
+
+	if (r == -EAGAIN && now - p->first_ns < BUSY_TIMEOUT_NS) {
+		p->next_ns = now + p->delay_ns;
+		if (p->next_ns > p->first_ns + BUSY_TIMEOUT_NS)
+			p->next_ns = p->first_ns + BUSY_TIMEOUT_NS; /* the last try at 1 s */
+		p->delay_ns = p->delay_ns * 2 > BUSY_RETRY_MAX_NS ? BUSY_RETRY_MAX_NS : p->delay_ns * 2;
+		return false;
+	}
+	if (r == -EAGAIN) {
+		/* Nothing was written: the busy writes say EBUSY, the others 0. */
+		int32_t *results = s->set_results;
+		uint32_t busy = 0;
+
+		for (uint32_t k = 0; k < p->count; k++) {
+			results[k] = p->writes[k].result == -EAGAIN ? -EBUSY : 0;
+			if (results[k] && !busy)
+				busy = p->writes[k].index + 1;
+		}
+		s->busy_sets++;
+		log_msg(LOG_WARNING, "server: a SET of client %d (%s) refused: parameter '%s' has "
+			"been held by another writer for %lld s (a stopped process?)", (int)c->pid,
+			c->name, busy ? s->schema->params[busy - 1].name : "?",
+			BUSY_TIMEOUT_NS / 1000000000);
+		send_set_reply(c, p->id, -EBUSY, p->count, results, NULL);
+	} else {
+		finish_set(s, c, p->id, p->writes, p->count, r, false);
+	}
+	return true;
+}
+
+static void handle_set(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+{
+	uint32_t count = pbus_wire_get_u32(r);
+	struct pbus_write *writes = s->set_writes;
+	int32_t *results = s->set_results;
+	uint64_t *seqs = s->set_seqs, *seen = s->set_seen;
+	int first = 0;
+
+	if (r->bad)
+		return reject(s, c, id, -EPROTO, "malformed SET: no count");
+	if (count == 0)
+		return reject(s, c, id, -EPROTO, "malformed SET: count 0 (at least 1 write)");
+	if (count > s->param_count)
+		return reject(s, c, id, -EPROTO, "malformed SET: count %u exceeds the %u parameters of the "
+			      "schema", count, s->param_count);
+	for (uint32_t k = 0; k < count; k++) {
+		writes[k] = (struct pbus_write){.status = PBUS_STATUS_OK};
+		writes[k].index = pbus_wire_get_u32(r);
+		writes[k].length = pbus_wire_get_u32(r);
+		writes[k].value = pbus_wire_get_bytes(r, writes[k].length);
+		seqs[k] = 0;
+	}
+	if (!pbus_wire_done(r))
+		return reject(s, c, id, -EPROTO, "malformed SET: %u writes do not fill the body", count);
+	/* Steps 1-3 of docs/socket-protocol.md §3.3 here; the value checks
+	 * (4-6) are the table's, done by pbus_table_write_many_try() before it
+	 * applies anything. */
+	memset(seen, 0, s->words * sizeof(*seen));
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t i = writes[k].index;
+		int e;
+
+		if (i >= s->param_count) {
+			e = -ENOENT;
+		} else if (seen[i / 64] & (UINT64_C(1) << (i % 64))) {
+			e = -EINVAL; /* the same parameter twice */
+		} else {
+			seen[i / 64] |= UINT64_C(1) << (i % 64);
+			e = write_right(s, c, i);
+		}
+		results[k] = e;
+		if (e < 0 && first == 0)
+			first = e;
+	}
+	if (first == 0) {
+		/* Never waits for another writer: the server thread serves
+		 * everybody, and a writer stopped while it holds a parameter
+		 * would stop them all. A busy parameter parks the SET. */
+		first = pbus_table_write_many_try(s->table, writes, count);
+		if (first == -EAGAIN)
+			return park_set(s, c, id, writes, count);
+		return finish_set(s, c, id, writes, count, first, true);
+	}
+	/* Refused already: still tell each write what is wrong with it. */
+	first = 0;
+	for (uint32_t k = 0; k < count; k++) {
+		if (results[k] == 0)
+			results[k] = pbus_value_check(&s->schema->params[writes[k].index].ti, writes[k].value,
+						      writes[k].length);
+		if (results[k] < 0 && first == 0)
+			first = results[k];
+	}
+	send_set_reply(c, id, first, count, results, seqs);
 }
 
 static void handle_subscribe(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
@@ -994,7 +1187,7 @@ static void handle_unsubscribe(struct server *s, struct client *c, uint32_t id, 
 static void handle_stats(struct server *s, struct client *c, uint32_t id)
 {
 	struct pbus_wire_buf json = {0};
-	char line[512];
+	char line[1024];
 	size_t start;
 	uint32_t subs = 0;
 	int n;
@@ -1003,16 +1196,18 @@ static void handle_stats(struct server *s, struct client *c, uint32_t id)
 		subs += k->sub_count;
 	n = snprintf(line, sizeof(line),
 		     "{\"instance\": \"%s\", \"uptime_s\": %.3f, \"clients\": %u, \"max_clients\": %u, "
+		     "\"max_clients_per_user\": %u, \"reserved_clients\": %u, "
 		     "\"subscriptions\": %u, \"requests\": %llu, \"notifications\": %llu, "
 		     "\"values_notified\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu, "
 		     "\"errors\": %llu, \"connections_total\": %llu, \"rejected_connections\": %llu, "
-		     "\"clients_detail\": [",
+		     "\"busy_sets\": %llu, \"clients_detail\": [",
 		     s->instance, (double)(pbus_monotonic_ns() - s->started_ns) / 1e9, s->client_count,
-		     s->max_clients, subs, (unsigned long long)s->requests,
+		     s->max_clients, s->max_clients_per_user, s->reserved_clients, subs,
+		     (unsigned long long)s->requests,
 		     (unsigned long long)s->notifications, (unsigned long long)s->values_notified,
 		     (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_out,
 		     (unsigned long long)s->errors, (unsigned long long)s->connections_total,
-		     (unsigned long long)s->rejected_connections);
+		     (unsigned long long)s->rejected_connections, (unsigned long long)s->busy_sets);
 	pbus_wire_bytes(&json, line, (size_t)n);
 	for (struct client *k = s->clients; k; k = k->next) {
 		char name[2 * PBUS_WIRE_NAME_MAX + 1];
@@ -1085,14 +1280,65 @@ static void handle_frame(struct server *s, struct client *c, const struct pbus_w
 	}
 }
 
+/* Handle the complete frames in the client's receive buffer, in order,
+ * until none is left, the client is closing or one of its SETs is parked. */
+static void client_process(struct server *s, struct client *c)
+{
+	size_t used = 0;
+
+	while (!c->closing && !c->parked) {
+		struct pbus_wire_header h;
+		int r = pbus_wire_header_parse(c->rx + used, c->rx_size - used, s->max_frame, &h);
+
+		if (r == 0 || (r == 1 && c->rx_size - used < h.length))
+			break;
+		if (r == -EMSGSIZE) {
+			reject(s, c, h.id, -EMSGSIZE, "frame of %u bytes above the limit of %u", h.length,
+			       s->max_frame);
+			break;
+		}
+		if (r < 0) {
+			reject(s, c, h.id, -EPROTO,
+			       h.length < PBUS_WIRE_HEADER_SIZE ? "frame length %u below 12"
+			       : h.flags ? "frame flags 0x%04x are not 0" : "unknown message type %u",
+			       h.length < PBUS_WIRE_HEADER_SIZE ? h.length
+			       : h.flags ? (unsigned)h.flags : (unsigned)h.type);
+			break;
+		}
+		handle_frame(s, c, &h, c->rx + used + PBUS_WIRE_HEADER_SIZE);
+		used += h.length;
+		if (c->tx.size > REPLY_BACKLOG_MAX) {
+			log_msg(LOG_WARNING, "server: client %d (%s) does not read its replies; closing",
+				(int)c->pid, c->name);
+			c->closing = true;
+			c->tx.size = 0;
+		}
+	}
+	memmove(c->rx, c->rx + used, c->rx_size - used);
+	c->rx_size -= used;
+	/* A frame begun owes its rest from its first byte on (a client that
+	 * trickles a byte at a time gains nothing). */
+	if (c->rx_size && (used || !c->owes_by_ns))
+		c->owes_by_ns = pbus_monotonic_ns() + s->frame_timeout_ns;
+	else if (!c->rx_size && c->hello_done)
+		c->owes_by_ns = 0;
+}
+
 /* Read what the client sent and handle every complete frame. */
 static void client_read(struct server *s, struct client *c)
 {
+	if (c->parked) {
+		/* Not asked for its requests: only a hang-up brings us here. The
+		 * parked SET is still done, the requests after it read then. */
+		if (c->in_epoll) {
+			epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+			c->in_epoll = false;
+		}
+		return;
+	}
 	for (;;) {
-		struct pbus_wire_header h;
-		size_t used = 0, room;
+		size_t room;
 		ssize_t n;
-		int r;
 
 		if (c->rx_capacity - c->rx_size < 4096) {
 			size_t capacity = c->rx_capacity ? c->rx_capacity * 2 : 8192;
@@ -1101,7 +1347,7 @@ static void client_read(struct server *s, struct client *c)
 			if (capacity > (size_t)s->max_frame + 4096)
 				capacity = (size_t)s->max_frame + 4096;
 			if (capacity <= c->rx_capacity)
-				break; /* full: a frame of max_frame is in; handled below */
+				break; /* cannot happen: a whole frame would have been handled */
 			rx = realloc(c->rx, capacity);
 			if (!rx) {
 				c->closing = true;
@@ -1121,45 +1367,32 @@ static void client_read(struct server *s, struct client *c)
 			return;
 		s->bytes_in += (uint64_t)n;
 		c->rx_size += (size_t)n;
-		while (!c->closing) {
-			r = pbus_wire_header_parse(c->rx + used, c->rx_size - used, s->max_frame, &h);
-			if (r == 0 || (r == 1 && c->rx_size - used < h.length))
-				break;
-			if (r == -EMSGSIZE) {
-				reject(s, c, h.id, -EMSGSIZE, "frame of %u bytes above the limit of %u",
-				       h.length, s->max_frame);
-				break;
-			}
-			if (r < 0) {
-				reject(s, c, h.id, -EPROTO,
-				       h.length < PBUS_WIRE_HEADER_SIZE ? "frame length %u below 12"
-				       : h.flags ? "frame flags 0x%04x are not 0" : "unknown message type %u",
-				       h.length < PBUS_WIRE_HEADER_SIZE ? h.length
-				       : h.flags ? (unsigned)h.flags : (unsigned)h.type);
-				break;
-			}
-			handle_frame(s, c, &h, c->rx + used + PBUS_WIRE_HEADER_SIZE);
-			used += h.length;
-			if (c->tx.size > REPLY_BACKLOG_MAX) {
-				log_msg(LOG_WARNING, "server: client %d (%s) does not read its replies; closing",
-					(int)c->pid, c->name);
-				c->closing = true;
-				c->tx.size = 0;
-			}
-		}
-		memmove(c->rx, c->rx + used, c->rx_size - used);
-		c->rx_size -= used;
-		/* A frame begun owes its rest from its first byte on (a client
-		 * that trickles a byte at a time gains nothing). */
-		if (c->rx_size && (used || !c->owes_by_ns))
-			c->owes_by_ns = pbus_monotonic_ns() + s->frame_timeout_ns;
-		else if (!c->rx_size && c->hello_done)
-			c->owes_by_ns = 0;
+		client_process(s, c);
 		/* Less than asked for: the socket is empty now (level-triggered
 		 * epoll reports more), so spare the recv() that says EAGAIN. */
-		if (c->closing || (size_t)n < room)
+		if (c->closing || c->parked || (size_t)n < room)
 			return;
 	}
+}
+
+/* A parked SET is done: the client's requests flow again, the ones it
+ * sent meanwhile first. The time parked does not count against a frame it
+ * had begun (it was not read meanwhile). */
+static void client_unpark(struct server *s, struct client *c, int64_t now)
+{
+	free_parked(c->parked);
+	c->parked = NULL;
+	if (c->owes_by_ns)
+		c->owes_by_ns += now - c->parked_since_ns;
+	client_process(s, c);
+	if (c->parked || c->closing)
+		return;
+	if (!c->in_epoll) {
+		/* It hung up meanwhile: what it sent before is still read. */
+		client_read(s, c);
+		return;
+	}
+	client_update_events(s, c);
 }
 
 /* --- the server thread ---------------------------------------------------------- */
@@ -1185,9 +1418,75 @@ static struct client *client_new(struct server *s, int fd, const struct ucred *c
 	c->next = s->clients;
 	s->clients = c;
 	s->client_count++;
-	ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = c};
-	epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+	c->events = EPOLLIN;
+	ev = (struct epoll_event){.events = c->events, .data.ptr = c};
+	c->in_epoll = epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0;
 	return c;
+}
+
+/*
+ * May a new connection of @c's uid be served? The limits of
+ * docs/socket-protocol.md §4, so that no user can lock out the others, nor
+ * anybody root and the instance's owner: every connection counts against
+ * --max-clients; an unprivileged one also against its uid's share
+ * (--max-clients-per-user) and must leave the last --reserved-clients
+ * places free. 0 and the connection is counted, or -EUSERS with the
+ * message in @why.
+ */
+static int admit(struct server *s, struct client *c, char *why, size_t size)
+{
+	struct uid_share *share = find_share(s, c->uid);
+
+	if (s->admitted_count >= s->max_clients) {
+		snprintf(why, size, "too many clients (at most %u)", s->max_clients);
+		return -EUSERS;
+	}
+	if (!c->privileged && share && share->count >= s->max_clients_per_user) {
+		snprintf(why, size, "too many connections for uid %u (at most %u)", (unsigned)c->uid,
+			 s->max_clients_per_user);
+		return -EUSERS;
+	}
+	if (!c->privileged && s->admitted_count >= s->max_clients - s->reserved_clients) {
+		snprintf(why, size, "server full: the last %u connections are kept for root and the "
+			 "instance's owner", s->reserved_clients);
+		return -EUSERS;
+	}
+	if (!share) {
+		if (s->share_count == s->share_capacity) {
+			size_t capacity = s->share_capacity ? 2 * s->share_capacity : 8;
+			struct uid_share *shares = realloc(s->shares, capacity * sizeof(*shares));
+
+			if (!shares) {
+				snprintf(why, size, "out of memory");
+				return -ENOMEM;
+			}
+			s->shares = shares;
+			s->share_capacity = capacity;
+		}
+		share = &s->shares[s->share_count++];
+		*share = (struct uid_share){.uid = c->uid};
+	}
+	share->count++;
+	s->admitted_count++;
+	c->admitted = true;
+	return 0;
+}
+
+/* accept4() failed for want of resources (descriptors, memory): say so
+ * once, and take the listening socket out of the epoll set for a while.
+ * Level-triggered, it would wake us for the waiting connection again and
+ * again, each accept4() failing alike; in the backlog the connection
+ * waits until some descriptor is free. */
+static void pause_accepting(struct server *s, int error)
+{
+	if (!s->accept_failing)
+		log_msg(LOG_WARNING, "server: cannot accept connections: %s; new connections wait in the "
+			"socket's backlog, trying again every %lld ms", strerror(error),
+			ACCEPT_RETRY_NS / 1000000);
+	s->accept_failing = true;
+	if (!s->accept_paused && epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->listen_fd, NULL) == 0)
+		s->accept_paused = true;
+	s->accept_retry_ns = pbus_monotonic_ns() + ACCEPT_RETRY_NS;
 }
 
 static void accept_clients(struct server *s)
@@ -1196,8 +1495,19 @@ static void accept_clients(struct server *s)
 		struct ucred cred;
 		socklen_t length = sizeof(cred);
 		struct client *c;
-		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		char why[160];
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), r;
 
+		if (fd < 0 && (errno == EINTR || errno == ECONNABORTED))
+			continue;
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+			pause_accepting(s, errno);
+			return;
+		}
+		if (s->accept_failing) {
+			log_msg(LOG_INFO, "server: accepting connections again");
+			s->accept_failing = false;
+		}
 		if (fd < 0)
 			return;
 		s->connections_total++;
@@ -1206,11 +1516,27 @@ static void accept_clients(struct server *s)
 			close(fd);
 			continue;
 		}
-		if (s->client_count > s->max_clients) {
+		r = admit(s, c, why, sizeof(why));
+		if (r < 0) {
 			s->rejected_connections++;
-			reject(s, c, 0, -EUSERS, "too many clients (at most %u)", s->max_clients);
+			reject(s, c, 0, r, "%s", why);
 		}
 	}
+}
+
+/* After a pause (pause_accepting()), listen again and take what waits. */
+static void resume_accepting(struct server *s, int64_t now)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &s->listen_fd};
+
+	if (!s->accept_paused || now < s->accept_retry_ns)
+		return;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0) {
+		s->accept_retry_ns = now + ACCEPT_RETRY_NS;
+		return;
+	}
+	s->accept_paused = false;
+	accept_clients(s);
 }
 
 /* Arm the timer for the earliest rate-limited notification or overdue
@@ -1259,10 +1585,16 @@ static void service_clients(struct server *s)
 			client_free(s, c);
 			continue;
 		}
-		if (!c->closing && c->owes_by_ns && now >= c->owes_by_ns)
+		/* A parked SET: tried again when due; meanwhile the client's next
+		 * frames are not read, so they cannot be late. */
+		if (!c->closing && c->parked && now >= c->parked->next_ns && retry_parked(s, c, now))
+			client_unpark(s, c, now);
+		if (!c->closing && c->parked && (!earliest || c->parked->next_ns < earliest))
+			earliest = c->parked->next_ns;
+		if (!c->closing && !c->parked && c->owes_by_ns && now >= c->owes_by_ns)
 			client_late(s, c);
 		if (!c->closing) {
-			if (c->owes_by_ns && (!earliest || c->owes_by_ns < earliest))
+			if (!c->parked && c->owes_by_ns && (!earliest || c->owes_by_ns < earliest))
 				earliest = c->owes_by_ns;
 			check_acks(s, c, now);
 			if (c->acks && (!earliest || c->acks->deadline_ns < earliest))
@@ -1276,6 +1608,8 @@ static void service_clients(struct server *s)
 		if (client_flush(s, c) < 0 || c->closing)
 			client_free(s, c);
 	}
+	if (s->accept_paused && (!earliest || s->accept_retry_ns < earliest))
+		earliest = s->accept_retry_ns;
 	arm_timer(s, earliest);
 }
 
@@ -1291,7 +1625,8 @@ static void *server_main(void *arg)
 			void *p = events[i].data.ptr;
 
 			if (p == &s->listen_fd) {
-				accept_clients(s);
+				if (!s->accept_paused)
+					accept_clients(s);
 			} else if (p == &s->changed_fd) {
 				drain_fd(s->changed_fd);
 				collect_changes(s);
@@ -1306,6 +1641,7 @@ static void *server_main(void *arg)
 					client_read(s, c);
 			}
 		}
+		resume_accepting(s, pbus_monotonic_ns());
 		service_clients(s);
 	}
 	return NULL;
@@ -1347,6 +1683,15 @@ static int activated_socket(void)
 	return 3;
 }
 
+/* mkdir, mode 0755 whatever the umask (clients of every user must reach
+ * the socket). 0, also if it exists, or -1 with errno. */
+static int mkdir_0755(const char *dir)
+{
+	if (mkdir(dir, 0755) < 0)
+		return errno == EEXIST ? 0 : -1;
+	return chmod(dir, 0755);
+}
+
 /* mkdir -p, mode 0755. */
 static int mkdir_parents(char *dir)
 {
@@ -1354,13 +1699,51 @@ static int mkdir_parents(char *dir)
 		if (*p != '/')
 			continue;
 		*p = 0;
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		if (mkdir_0755(dir) < 0) {
 			*p = '/';
 			return -1;
 		}
 		*p = '/';
 	}
-	return mkdir(dir, 0755) < 0 && errno != EEXIST ? -1 : 0;
+	return mkdir_0755(dir);
+}
+
+/*
+ * Is @dir safe to hold our socket? Whoever can write the directory can
+ * replace the socket with one of his own and take the requests meant for
+ * us, a `pbus set` among them — and a directory under /tmp can be made by
+ * anybody before pbusd first runs. So: a directory itself (not a symbolic
+ * link to one), owned by our effective uid or root, that neither group nor
+ * others may write (the sticky bit does not help: it keeps others from
+ * removing our socket, not from binding theirs while ours is missing).
+ * 0, or -EPERM / -ENOTDIR after one line in the log.
+ */
+static int check_socket_dir(const char *dir)
+{
+	uid_t me = geteuid();
+	struct stat st;
+
+	if (lstat(dir, &st) < 0) {
+		int r = -errno;
+
+		log_msg(LOG_ERROR, "server: socket directory %s: %s", dir, strerror(-r));
+		return r;
+	}
+	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+		log_msg(LOG_ERROR, "server: socket directory %s is %s (owner uid %u, mode %04o), "
+			"not a directory; refusing to serve there", dir,
+			S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory",
+			(unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return -ENOTDIR;
+	}
+	if ((st.st_uid != me && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_msg(LOG_ERROR, "server: socket directory %s is unsafe: owner uid %u, mode %04o; "
+			"it must belong to uid %u or root and be writable by its owner only, or "
+			"anybody who can write it can replace the socket; refusing to serve there",
+			dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)me);
+		return -EPERM;
+	}
+	return 0;
 }
 
 static int listen_on(struct server *s, const char *dir_option)
@@ -1377,6 +1760,7 @@ static int listen_on(struct server *s, const char *dir_option)
 	}
 	if (!dir || asprintf(&s->socket_path, "%s/%s.sock", dir, s->instance) < 0) {
 		free(dir);
+		log_msg(LOG_ERROR, "server: out of memory");
 		return -ENOMEM;
 	}
 	if (mkdir_parents(dir) < 0) {
@@ -1385,15 +1769,22 @@ static int listen_on(struct server *s, const char *dir_option)
 		free(dir);
 		return r;
 	}
+	/* Whether we made it or found it. */
+	r = check_socket_dir(dir);
 	free(dir);
+	if (r < 0)
+		return r;
 	if (strlen(s->socket_path) >= sizeof(addr.sun_path)) {
 		log_msg(LOG_ERROR, "server: socket path %s is too long", s->socket_path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(addr.sun_path, s->socket_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		r = -errno;
+		log_msg(LOG_ERROR, "server: cannot make a socket: %s", strerror(-r));
+		return r;
+	}
 	/* A socket file left by a pbusd that died: nobody listens on it, and
 	 * we hold the instance, so it is ours to replace. */
 	unlink(s->socket_path);
@@ -1435,6 +1826,11 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->param_count = pbus_schema_param_count(schema);
 	s->max_frame = o->max_frame ? o->max_frame : PBUS_WIRE_MAX_FRAME_DEFAULT;
 	s->max_clients = o->max_clients ? o->max_clients : 256;
+	s->max_clients_per_user = o->max_clients_per_user ? o->max_clients_per_user
+				  : s->max_clients / 4 ? s->max_clients / 4 : 1;
+	s->reserved_clients = o->reserved_clients_given ? o->reserved_clients : RESERVED_CLIENTS_DEFAULT;
+	if (!o->reserved_clients_given && s->reserved_clients >= s->max_clients)
+		s->reserved_clients = s->max_clients - 1; /* a small --max-clients */
 	s->max_subscriptions = o->max_subscriptions ? o->max_subscriptions : 64;
 	s->frame_timeout_ns = (int64_t)(o->frame_timeout_ms ? o->frame_timeout_ms : FRAME_TIMEOUT_MS_DEFAULT) *
 			      1000000;
@@ -1454,8 +1850,15 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->set_seqs = calloc(s->param_count + 1, sizeof(*s->set_seqs));
 	s->set_seen = calloc(s->words, sizeof(*s->set_seen));
 	if (!s->changed || !s->changed_now || !s->own_version || !s->param_gid || !s->params ||
-	    !s->set_writes || !s->set_results || !s->set_seqs || !s->set_seen)
+	    !s->set_writes || !s->set_results || !s->set_seqs || !s->set_seen) {
+		log_msg(LOG_ERROR, "server: out of memory");
 		return -ENOMEM;
+	}
+	if (s->reserved_clients >= s->max_clients) {
+		log_msg(LOG_ERROR, "server: --reserved-clients %u must be less than --max-clients %u",
+			s->reserved_clients, s->max_clients);
+		return -EINVAL;
+	}
 	/* Every frame must fit max_frame: the schema text, and a NOTIFY (or
 	 * VALUES) of the largest value. */
 	if (schema_length + PBUS_WIRE_HEADER_SIZE + 4 > s->max_frame) {
@@ -1490,8 +1893,12 @@ static int server_prepare(struct pbus_table *owner, const struct pbus_schema *sc
 	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (s->epoll_fd < 0 || s->changed_fd < 0 || s->saved_fd < 0 || s->stop_fd < 0 || s->timer_fd < 0 ||
 	    add_fd(s, s->changed_fd, &s->changed_fd) < 0 || add_fd(s, s->saved_fd, &s->saved_fd) < 0 ||
-	    add_fd(s, s->stop_fd, &s->stop_fd) < 0 || add_fd(s, s->timer_fd, &s->timer_fd) < 0)
-		return -errno;
+	    add_fd(s, s->stop_fd, &s->stop_fd) < 0 || add_fd(s, s->timer_fd, &s->timer_fd) < 0) {
+		int r = -errno;
+
+		log_msg(LOG_ERROR, "server: cannot make its event descriptors: %s", strerror(-r));
+		return r;
+	}
 	return 0;
 }
 
@@ -1508,15 +1915,21 @@ int server_start(struct pbus_table *owner, const struct pbus_schema *schema, con
 	if (r < 0)
 		goto fail;
 	r = add_fd(s, s->listen_fd, &s->listen_fd);
-	if (r < 0)
+	if (r < 0) {
+		log_msg(LOG_ERROR, "server: cannot watch the listening socket: %s", strerror(-r));
 		goto fail;
+	}
 	r = -pthread_create(&s->watcher, NULL, watcher_main, s);
-	if (r < 0)
+	if (r < 0) {
+		log_msg(LOG_ERROR, "server: cannot start the watcher thread: %s", strerror(-r));
 		goto fail;
+	}
 	s->watcher_started = true;
 	r = -pthread_create(&s->thread, NULL, server_main, s);
-	if (r < 0)
+	if (r < 0) {
+		log_msg(LOG_ERROR, "server: cannot start the server thread: %s", strerror(-r));
 		goto fail;
+	}
 	s->thread_started = true;
 	*ret = s;
 	return 0;
@@ -1571,5 +1984,6 @@ void server_stop(struct server *s)
 	free(s->set_results);
 	free(s->set_seqs);
 	free(s->set_seen);
+	free(s->shares);
 	free(s);
 }

@@ -629,7 +629,7 @@ static int socket_path(struct sockaddr_un *sa, const char *dir, const char *inst
 /* docs/socket-protocol.md §1: PBUS_SOCKET_DIR, /run/parambus,
  * $XDG_RUNTIME_DIR/parambus, /tmp/parambus-UID; the first that has
  * NAME.sock. An explicit directory is the only one looked at. */
-static int find_socket(const struct pbus_client *c, struct sockaddr_un *sa)
+static int find_socket(const char *socket_dir, const char *instance, struct sockaddr_un *sa)
 {
 	char xdg[PATH_MAX], tmp[64];
 	const char *dirs[4];
@@ -637,8 +637,8 @@ static int find_socket(const struct pbus_client *c, struct sockaddr_un *sa)
 	size_t n = 0;
 	struct stat st;
 
-	if (c->socket_dir)
-		return socket_path(sa, c->socket_dir, c->instance);
+	if (socket_dir)
+		return socket_path(sa, socket_dir, instance);
 	env = getenv("PBUS_SOCKET_DIR");
 	if (env && *env)
 		dirs[n++] = env;
@@ -649,7 +649,7 @@ static int find_socket(const struct pbus_client *c, struct sockaddr_un *sa)
 	snprintf(tmp, sizeof(tmp), "/tmp/parambus-%u", (unsigned)getuid());
 	dirs[n++] = tmp;
 	for (size_t i = 0; i < n; i++)
-		if (socket_path(sa, dirs[i], c->instance) == 0 && stat(sa->sun_path, &st) == 0)
+		if (socket_path(sa, dirs[i], instance) == 0 && stat(sa->sun_path, &st) == 0)
 			return 0;
 	return -ENOENT;
 }
@@ -691,7 +691,7 @@ static int open_socket(struct pbus_client *c)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	r = find_socket(c, &sa);
+	r = find_socket(c->socket_dir, c->instance, &sa);
 	if (r < 0)
 		return r;
 	fd = connect_socket(&sa, &uid);
@@ -1561,17 +1561,15 @@ int pbus_client_stats_text(struct pbus_client *client, char **ret_json)
 int pbus_client_server_uid(const char *instance, const char *socket_dir, char *path, size_t size,
 			   uid_t *ret_uid)
 {
-	struct pbus_client c = {.socket_dir = (char *)socket_dir};
 	struct sockaddr_un sa;
 	uid_t uid;
 	int fd, r;
 
 	if (!instance || !pbus_instance_name_valid(instance) || (!path && size) || !ret_uid)
 		return -EINVAL;
-	memcpy(c.instance, instance, strlen(instance) + 1);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	r = find_socket(&c, &sa);
+	r = find_socket(socket_dir, instance, &sa);
 	if (r < 0)
 		return r;
 	if (size)

@@ -27,11 +27,14 @@ static void take_turn(const struct pbus_param *param, uint64_t *turn)
 		*turn = now + PBUS_READER_TURN_NS;
 }
 
+/* Clear our turn, and wake the writers that hold off for it (a system call,
+ * but only after a read that needed its turn). */
 static void give_turn_back(const struct pbus_param *param, uint64_t turn)
 {
-	if (turn)
-		__atomic_compare_exchange_n(&param->table_->turns[param->index_], &turn, 0, false,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	uint64_t *word = &param->table_->turns[param->index_];
+
+	if (turn && __atomic_compare_exchange_n(word, &turn, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		pbus_futex_wake_all((const uint32_t *)(const void *)word);
 }
 
 int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,

@@ -275,6 +275,11 @@ int pbus_number_parse(unsigned type, const char *text, union pbus_number *ret)
 		return 0;
 	}
 	if (is_floating(type)) {
+		/* Decimal only (docs/cli.md): strtod() would also take hex
+		 * ("0x1p1"), "inf", "nan" and "infinity", none of which a value's
+		 * text is. */
+		if (text[strspn(text, "0123456789+-.eE")])
+			return -EINVAL;
 		n.d = strtod(text, &end);
 		if (*end || end == text || isnan(n.d) || isinf(n.d))
 			return errno == ERANGE ? -ERANGE : -EINVAL;

@@ -21,7 +21,6 @@
  *    a reader that loads s + 1 with acquire sees the complete copy.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,9 +86,16 @@ static __attribute__((noinline)) void hold_off_for_reader(uint64_t *turn)
 	}
 	if (now < turn_quiet_until)
 		return;
+	/* Sleep, rather than yield: the reader may need this CPU to finish its
+	 * read, and a yield can hand it to any thread for a whole time slice.
+	 * The reader wakes us when it gives its turn back; else the deadline
+	 * does (plus the kernel's timer slack). The futex is the word's low
+	 * half (little-endian), which every new deadline changes. */
 	t = now;
-	while (__atomic_load_n(turn, __ATOMIC_ACQUIRE) == posted && (t = pbus_monotonic_ns()) < (int64_t)posted)
-		sched_yield();
+	while (__atomic_load_n(turn, __ATOMIC_ACQUIRE) == posted && t < (int64_t)posted) {
+		pbus_futex_wait((const uint32_t *)(const void *)turn, (uint32_t)posted, (int64_t)posted);
+		t = pbus_monotonic_ns();
+	}
 	turn_quiet_until = t + (t - now) * (PBUS_TURN_SHARE - 1);
 }
 

@@ -213,6 +213,12 @@ static int refuse(const struct assignment *a, int negative_errno)
 		tool_error("set %s: instance closed or replaced (pbusd stopped or restarted)",
 			   a->name);
 		return TOOL_EXIT_NO_INSTANCE;
+	case -EBUSY:
+		/* A writer that holds the parameter and does not let go (a
+		 * stopped process): the batch waited a second, then gave up whole. */
+		tool_error("set: parameter '%s' is busy (another writer has held it for 1 s); "
+			   "nothing was changed", a->name);
+		return TOOL_EXIT_FAILURE;
 	default:
 		break;
 	}
@@ -400,6 +406,7 @@ static int set_through_server(struct tool_context *context, struct assignment *a
 			case -ERANGE:
 			case -EMSGSIZE:
 			case -ENOENT:
+			case -EBUSY:
 				status = refuse(sent[which < 0 ? 0 : which], r);
 				break;
 			case -EIO:

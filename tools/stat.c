@@ -23,7 +23,7 @@
 
 #include "tool.h"
 
-enum { STATS_MAX = 1 << 20, SAMPLE_INTERVAL_MS = 1000, JSON_DEPTH_MAX = 16 };
+enum { SAMPLE_INTERVAL_MS = 1000, JSON_DEPTH_MAX = 16 };
 
 static volatile sig_atomic_t stop_requested;
 
@@ -279,15 +279,9 @@ static int take_sample(struct pbus_client *client, struct sample *ret)
 	int n;
 
 	sample_clear(ret);
-	n = pbus_client_stats(client, NULL, 0);
-	if (n >= 0 && n < STATS_MAX) {
-		ret->text = malloc((size_t)n + 1);
-		if (!ret->text) {
-			tool_error("out of memory");
-			return TOOL_EXIT_FAILURE;
-		}
-		n = pbus_client_stats(client, ret->text, (size_t)n + 1);
-	}
+	/* One request per sample: asking for the length first would be a
+	 * second sample, whose text may be longer (a counter gained a digit). */
+	n = pbus_client_stats_text(client, &ret->text);
 	if (n < 0) {
 		sample_clear(ret);
 		if (n == -ENOTCONN || n == -ESTALE) {

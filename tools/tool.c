@@ -8,11 +8,15 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -99,6 +103,31 @@ int tool_exit_status(int negative_errno)
 	}
 }
 
+/* pbus_table_open() refused the segment's owner or mode: say whose it is. */
+static int untrusted_segment(const char *name)
+{
+	char path[PATH_MAX], who[300] = "";
+	struct passwd *pw;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/dev/shm/pbus.%s", name);
+	if (lstat(path, &st) < 0) {
+		tool_error("instance '%s': its segment belongs to a user who is not a trusted owner "
+			   "(root, you, or $PBUS_OWNER)", name);
+		return TOOL_EXIT_FAILURE;
+	}
+	pw = getpwuid(st.st_uid);
+	if (pw)
+		snprintf(who, sizeof(who), " (%s)", pw->pw_name);
+	if (st.st_uid == 0 || st.st_uid == geteuid())
+		tool_error("instance '%s': %s (uid %u%s) is writable by everybody (mode %04o): not "
+			   "believed", name, path, (unsigned)st.st_uid, who, (unsigned)(st.st_mode & 07777));
+	else
+		tool_error("instance '%s': %s belongs to uid %u%s, not a trusted owner (root, you, or "
+			   "$PBUS_OWNER)", name, path, (unsigned)st.st_uid, who);
+	return TOOL_EXIT_FAILURE;
+}
+
 int tool_open(const struct tool_context *context, unsigned flags, struct pbus_table **ret_table)
 {
 	const char *name = context->instance;
@@ -126,6 +155,8 @@ int tool_open(const struct tool_context *context, unsigned flags, struct pbus_ta
 	case -EPROTO:
 		tool_error("instance '%s': not a parambus segment of a supported format", name);
 		return TOOL_EXIT_FAILURE;
+	case -EPERM:
+		return untrusted_segment(name);
 	default:
 		tool_error("instance '%s': %s", name, pbus_strerror(r));
 		return TOOL_EXIT_FAILURE;
@@ -157,6 +188,27 @@ static int no_server(const char *name, int negative_errno, const char *hint)
 	return TOOL_EXIT_NO_INSTANCE;
 }
 
+/* pbus_client_connect() refused the server: say whose socket it is. */
+static int untrusted_server(const char *name)
+{
+	char path[PATH_MAX], who[300] = "";
+	struct passwd *pw;
+	uid_t uid;
+	int r = pbus_client_server_uid(name, NULL, path, sizeof(path), &uid);
+
+	if (r < 0) {
+		tool_error("instance '%s': pbusd's socket is served by a user who is not a trusted owner "
+			   "(root, you, or $PBUS_OWNER)", name);
+		return TOOL_EXIT_FAILURE;
+	}
+	pw = getpwuid(uid);
+	if (pw)
+		snprintf(who, sizeof(who), " (%s)", pw->pw_name);
+	tool_error("instance '%s': socket %s is served by uid %u%s, not a trusted owner (root, you, or "
+		   "$PBUS_OWNER)", name, path, (unsigned)uid, who);
+	return TOOL_EXIT_FAILURE;
+}
+
 int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 		 const char *no_socket_hint, struct pbus_client **ret_client)
 {
@@ -183,6 +235,8 @@ int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 		tool_error("instance '%s': no access to pbusd's socket (its permissions refuse it)",
 			   name);
 		return TOOL_EXIT_FAILURE;
+	case -EPERM:
+		return untrusted_server(name);
 	case -EUSERS:
 		tool_error("instance '%s': pbusd serves as many clients as it may", name);
 		return TOOL_EXIT_FAILURE;

@@ -101,7 +101,7 @@ int tool_open(const struct tool_context *context, unsigned flags, struct pbus_ta
  * talk to, the line says why — the instance does not exist, pbusd is not
  * running (orphaned, closed), or pbusd runs without a socket, followed by
  * @no_socket_hint if not NULL ("'pbus set --direct' writes the segment
- * itself").
+ * itself"); a socket served by an untrusted user is named with that uid.
  */
 int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 		 const char *no_socket_hint, struct pbus_client **ret_client);

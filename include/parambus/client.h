@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <parambus/common.h>
 #include <parambus/schema.h>
@@ -59,12 +60,28 @@ struct pbus_client_options {
 /*
  * Connect to instance @instance's pbusd, shake hands and fetch the schema.
  * @options may be NULL. Returns 0, or -ENOENT (no socket for the instance:
- * is pbusd running?), -ECONNREFUSED, -EACCES, -ESTALE (another schema),
- * -EPROTONOSUPPORT, -ETIMEDOUT, -EPROTO, -ENOMEM. On success the caller
- * owns *ret_client.
+ * is pbusd running?), -ECONNREFUSED, -EACCES, -EPERM (the socket is served
+ * by a user who is not a trusted owner: not root, not the caller's
+ * effective uid, not one named in $PBUS_OWNER; nothing was sent to it),
+ * -ESTALE (another schema), -EPROTONOSUPPORT, -ETIMEDOUT, -EPROTO, -ENOMEM.
+ * On success the caller owns *ret_client. Every connection, reconnects
+ * included, checks the server's uid (SO_PEERCRED) before it sends anything:
+ * a reconnect to an untrusted server fails like one to no server.
  */
 PBUS_API int pbus_client_connect(const char *instance, const struct pbus_client_options *options,
 				 struct pbus_client **ret_client);
+
+/*
+ * Where a client of @instance connects (@socket_dir as in struct
+ * pbus_client_options; NULL: the search of docs/socket-protocol.md §1),
+ * into @path (@size bytes, cut to fit), and the uid of the process that
+ * listens there (SO_PEERCRED), found by connecting and closing at once
+ * without sending anything. For the message that explains a -EPERM of
+ * pbus_client_connect(). Returns 0, or -ENOENT (no socket), -ECONNREFUSED,
+ * -EAGAIN, -EINVAL, -ENAMETOOLONG.
+ */
+PBUS_API int pbus_client_server_uid(const char *instance, const char *socket_dir, char *path,
+				    size_t size, uid_t *ret_uid);
 
 /* Close the connection and free everything. Accepts NULL. */
 PBUS_API void pbus_client_close(struct pbus_client *client);
@@ -114,8 +131,10 @@ PBUS_API int pbus_client_get(struct pbus_client *client, const uint32_t *indexes
  * .value, .length of each struct pbus_write (status and timestamp are the
  * server's: ok, now) and fills .result and .seq. Returns 0, or the first
  * refusal (-EPERM, -EACCES, -ERANGE, -EINVAL, -EMSGSIZE, -ENOENT) with each
- * write's own .result, or -ENOTCONN, -ETIMEDOUT, -EPROTO. Persistent
- * parameters are on disk when it returns 0.
+ * write's own .result; -EBUSY if another writer held a parameter for a
+ * second (that write's .result is -EBUSY; nothing was written: try again
+ * later); or -ENOTCONN, -ETIMEDOUT, -EPROTO. Persistent parameters are on
+ * disk when it returns 0.
  */
 PBUS_API int pbus_client_set(struct pbus_client *client, struct pbus_write *writes, size_t count);
 
@@ -185,8 +204,16 @@ PBUS_API int pbus_client_subscribe_prefix(struct pbus_client *client, const char
 PBUS_API int pbus_client_unsubscribe(struct pbus_client *client, uint32_t subscription);
 
 /* The server's statistics as JSON text (docs/socket-protocol.md §7), in
- * @buf; snprintf-style return, or -errno. */
+ * @buf; snprintf-style return, or -errno. Each call is one request, one
+ * sample: a second call to learn the length gets another text (a counter
+ * may have grown a digit); pbus_client_stats_text() takes any length at
+ * once. */
 PBUS_API int pbus_client_stats(struct pbus_client *client, char *buf, size_t size);
+
+/* The server's statistics as JSON text, with one request whatever its
+ * length: *ret_json gets a NUL-terminated string that the caller frees with
+ * free(). 0, or -errno (as pbus_client_stats()). */
+PBUS_API int pbus_client_stats_text(struct pbus_client *client, char **ret_json);
 
 /* A PING of @length bytes and its PONG: the bare round trip, for
  * benchmarks. 0 or -errno. */

@@ -95,9 +95,12 @@ struct pbus_sample {
  * Open the instance @instance ("psu1": letters, digits, '_', '-', '.'; at
  * most 48 bytes) with the access in @flags (enum pbus_open_flag).
  * -ENOENT: no such instance (is pbusd running?); -EACCES: the segment's
- * permissions refuse the access asked for; -EPROTO: not a parambus segment
- * or an unsupported format version.
- * The caller owns *ret_table and frees it with pbus_table_close().
+ * permissions refuse the access asked for; -EPERM: the segment belongs to
+ * a user this process does not trust to own instances (root, itself, or a
+ * user named in $PBUS_OWNER: docs/security.md) or others may write it;
+ * -EPROTO: not a parambus segment, an unsupported format version, or not
+ * this instance's. The caller owns *ret_table and frees it with
+ * pbus_table_close().
  */
 PBUS_API int pbus_table_open(const char *instance, unsigned flags,
 			     struct pbus_table **ret_table);
@@ -212,10 +215,14 @@ struct pbus_write {
 
 /*
  * Check every write (access, type, length, range, step alignment is not
- * enforced, enum membership), then, only if all pass, apply them in order.
- * Returns 0, or the first refusal's -errno with every write's own result in
- * .result and no value changed. Each parameter changes atomically; the batch
- * is not one snapshot for readers (each value is consistent on its own).
+ * enforced, enum membership), then, only if all pass, claim every parameter
+ * and apply them all (in parameter order; writes of one parameter in the
+ * batch's order). All or nothing: returns 0, or the first refusal's -errno
+ * with every write's own result in .result and no value changed; that
+ * includes -EBUSY, a parameter that a writer which stopped (a debugger,
+ * SIGSTOP) held for a second, named by its .result. Each parameter changes
+ * atomically; the batch is not one snapshot for readers (each value is
+ * consistent on its own).
  */
 PBUS_API int pbus_table_write_many(struct pbus_table *table, struct pbus_write *writes,
 				   size_t count);
@@ -262,8 +269,8 @@ PBUS_API void pbus_batch_free(struct pbus_batch *batch);
  * bool that is not 0 or 1; -ERANGE: a value outside its limits or not an enumerator (the
  * statuses are checked first, then the values in field order; the first
  * refusal is returned and nothing is written); -ESTALE: the instance is
- * gone; -EBUSY: a writer stopped while holding a parameter, which alone
- * stays unwritten (after one second).
+ * gone; -EBUSY: a writer stopped while holding a parameter (after one
+ * second); nothing is written then either.
  * Each parameter changes atomically; readers may see the pass half done.
  * Threads: one thread at a time per batch (any number of batches at once).
  */

@@ -96,9 +96,11 @@ class Result:
 class Daemon:
     """One pbusd serving the test schema; started ready, stopped for sure."""
 
-    def __init__(self, ctx, instance, state_dir, schema=SCHEMA, extra=()):
+    def __init__(self, ctx, instance, state_dir, schema=SCHEMA, extra=(), popen=None):
+        """@popen: more arguments for subprocess.Popen (user, env, preexec_fn)."""
         self.ctx, self.instance, self.state_dir = ctx, instance, state_dir
         self.schema, self.extra = schema, list(extra)
+        self.popen = dict(popen or {})
         self.proc = None
         self.log_path = os.path.join(ctx.tmp, f"pbusd-{instance}-{len(ctx.daemons)}.log")
 
@@ -109,7 +111,7 @@ class Daemon:
             self.proc = subprocess.Popen(
                 [self.ctx.pbusd, "--schema", self.schema, "--instance", self.instance,
                  "--state-dir", self.state_dir, "--notify-fd", str(w)] + self.extra,
-                pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+                pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log, **self.popen)
         finally:
             os.close(w)
             log.close()
@@ -515,6 +517,13 @@ BAD = [
     (["sample_rate=0x10"], 1, r"pbus: set sample_rate=0x10: not a uint32 .*"),
     (["gain=abc"], 1, r"pbus: set gain=abc: not a float .*"),
     (["voltage_setpoint=nan"], 1, r"pbus: set voltage_setpoint=nan: not a double .*"),
+    (["voltage_setpoint=inf"], 1, r"pbus: set voltage_setpoint=inf: not a double .*"),
+    (["voltage_setpoint=-infinity"], 1, r"pbus: set voltage_setpoint=-infinity: not a double .*"),
+    # Decimal only (docs/cli.md): strtod's hexadecimal floats are not.
+    (["gain=0x1p1"], 1, re.escape("pbus: set gain=0x1p1: not a float (a finite decimal number)")),
+    (["voltage_setpoint=0x10"], 1, r"pbus: set voltage_setpoint=0x10: not a double .*"),
+    (["limits=1,0x1p-2"], 1, r"pbus: set limits=1,0x1p-2: not a list of double .*"),
+    (["trim=0x1"], 1, r"pbus: set trim=0x1: not an int8 .*"),
     (["voltage_setpoint=1V"], 1, r"pbus: set voltage_setpoint=1V: not a double .*"),
     (["calibration=0g"], 1, r"pbus: set calibration=0g: not hex bytes .*"),
     (["calibration=abc"], 1, r"pbus: set calibration=abc: not hex bytes .*"),
@@ -566,6 +575,16 @@ def set_refused_changes_nothing(ctx):
         after = ctx.snapshot()
         changed = [n for n in before if before[n] != after[n]]
         check(not changed, f"set {args!r} was refused but changed {changed}")
+
+
+@test
+def set_hex_float_refused(ctx):
+    # The same parser writes directly and reads the state file: hex is
+    # refused there too, decimal exponents are not.
+    one_line_error(ctx.run("set", "--direct", "gain=0x1p1"), 1,
+                   re.escape("pbus: set gain=0x1p1: not a float (a finite decimal number)"))
+    ctx.ok("set", "gain=2e0", "voltage_setpoint=1.5E1")
+    check(ctx.get("gain") == "2" and ctx.get("voltage_setpoint") == "15", "decimal exponents")
 
 
 @test
@@ -690,6 +709,70 @@ def set_not_allowed(ctx):
     r = Result(argv, p.returncode, p.stdout.decode(), p.stderr.decode())
     one_line_error(r, 1, re.escape("pbus: set trim: permission denied (only pbusd's user may write it)"))
     check(ctx.snapshot() == before, "a refused set changed something")
+
+
+@test
+def stat_one_request_per_sample(ctx):
+    # A sample is one STATS request (a second one, to learn the size first,
+    # would be another sample, whose text may have grown by a digit): pbus
+    # stat sends HELLO, SCHEMA_GET and one STATS_GET. Its own line in the
+    # JSON it printed counts its requests so far.
+    p = subprocess.Popen([ctx.pbus, "stat", "--json"], env=ctx.env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    rc, out, err = finish(p)
+    check(rc == 0 and err == "", f"stat --json: rc={rc} err={err!r}")
+    doc = json.loads(out)
+    mine = [c for c in doc["clients_detail"] if c["pid"] == p.pid]
+    check(len(mine) == 1, f"stat --json does not show pbus itself (pid {p.pid}): {doc['clients_detail']}")
+    check(mine[0]["requests"] == 3, f"pbus stat --json made {mine[0]['requests']} requests before its sample, "
+                                    "expected 3 (HELLO, SCHEMA_GET, one STATS_GET)")
+    # --once: one sample; --watch: one per second, each one request.
+    p = subprocess.Popen([ctx.pbus, "stat", "--watch", "--json"], env=ctx.env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        lines = LineReader(p.stdout.fileno())
+        counts = []
+        for _ in range(3):
+            doc = json.loads(lines.line())
+            counts += [c["requests"] for c in doc["clients_detail"] if c["pid"] == p.pid]
+        check(counts == [3, 4, 5], f"pbus stat --watch: its requests at each sample {counts}, expected [3, 4, 5]")
+    finally:
+        p.kill()
+        p.wait()
+
+
+@test
+def restore_counts(ctx):
+    # pbusd says how many saved values it restored, and how many it skipped
+    # and why: 3 restored, 4 skipped (docs/persistence.md, Restoring).
+    instance = ctx.new_instance_name()
+    state_dir = os.path.join(ctx.tmp, "state-restore-counts")
+    os.mkdir(state_dir)
+    body = ("# parambus state file, written by pbusd: do not edit\n"
+            "pbus-state 1\n"
+            f"instance {instance}\n"
+            f"schema 0x{schema_hash(SCHEMA):016x}\n"
+            "ramp_ms=250\n"
+            "label=kept%201\n"
+            "voltage_setpoint=2.5\n"
+            "gone=1\n"
+            "trim=3\n"
+            "ramp_ms=999999\n"
+            "no equals sign\n")
+    data = body.encode() + f"end {fnv1a64(body.encode()):016x}\n".encode()
+    with open(os.path.join(state_dir, instance + ".state"), "wb") as f:
+        f.write(data)
+    d = Daemon(ctx, instance, state_dir).start()
+    try:
+        check(ctx.run("get", "ramp_ms", "label", "voltage_setpoint", "trim", instance=instance).out ==
+              "250\nkept 1\n2.5\n0\n", "restored values")
+        lines = [l for l in d.log().splitlines() if "restored" in l]
+        check(len(lines) == 1 and lines[0].endswith(
+            f"restored 3 saved values from {os.path.join(state_dir, instance + '.state')} (4 skipped: "
+            "1 malformed, 1 not in the schema, 1 not persistent, 1 refused by the schema's checks)"),
+            f"the restore's summary: {lines}")
+    finally:
+        d.stop()
 
 
 @test

@@ -748,6 +748,74 @@ static void test_set_permission(void)
 	end();
 }
 
+/* A socket of another user's where the client looks (socket-protocol.md
+ * §1): pbus_client_connect() is -EPERM and sends it nothing;
+ * pbus_client_server_uid() names the socket and the uid. The server is a
+ * child running as nobody that counts the bytes it receives. */
+static void test_untrusted_server(void)
+{
+	struct pbus_client_options o = options();
+	struct pbus_client *c = NULL;
+	char dir[400], name[64], path[512], want[512];
+	int ready[2], report[2];
+	unsigned long long received = ~0ull;
+	uid_t uid = 0;
+	pid_t pid;
+	int status = -1;
+
+	begin("untrusted-server");
+	unsetenv("PBUS_OWNER");
+	snprintf(dir, sizeof(dir), "%s/untrusted", tmp_dir);
+	snprintf(name, sizeof(name), "clienttest-%d-untrusted", (int)getpid());
+	snprintf(want, sizeof(want), "%s/%s.sock", dir, name);
+	CHECK(mkdir(dir, 0755) == 0 && chown(dir, 65534, 65534) == 0);
+	CHECK(pipe(ready) == 0 && pipe(report) == 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		unsigned long long total = 0;
+		int fd;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0 || strlen(want) >= sizeof(sa.sun_path))
+			_exit(10);
+		memcpy(sa.sun_path, want, strlen(want) + 1);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
+			_exit(11);
+		if (write(ready[1], "l", 1) != 1)
+			_exit(12);
+		/* The client's connection, then pbus_client_server_uid()'s. */
+		for (int k = 0; k < 2; k++) {
+			int conn = accept(fd, NULL, NULL);
+			char buf[256];
+			ssize_t n;
+
+			while (conn >= 0 && (n = read(conn, buf, sizeof(buf))) > 0)
+				total += (unsigned long long)n;
+			if (conn >= 0)
+				close(conn);
+		}
+		_exit(write(report[1], &total, sizeof(total)) == sizeof(total) ? 0 : 13);
+	}
+	close(ready[1]);
+	close(report[1]);
+	CHECK(pid > 0 && read(ready[0], &(char){0}, 1) == 1);
+	o.socket_dir = dir;
+	CHECK_EQ(pbus_client_connect(name, &o, &c), -EPERM);
+	CHECK_EQ(pbus_client_server_uid(name, dir, path, sizeof(path), &uid), 0);
+	CHECK_MSG(uid == 65534 && !strcmp(path, want), "server_uid: %u %s", (unsigned)uid, path);
+	CHECK(read(report[0], &received, sizeof(received)) == sizeof(received));
+	CHECK_MSG(received == 0, "the untrusted server received %llu bytes", received);
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ(pbus_client_server_uid("bad/name", dir, path, sizeof(path), &uid), -EINVAL);
+	close(ready[0]);
+	close(report[0]);
+	unlink(want);
+	rmdir(dir);
+	end();
+}
+
 static void test_subscribe(void)
 {
 	struct pbus_client *c = connect_or_fail();
@@ -1026,6 +1094,19 @@ static void test_stats(void)
 			CHECK(strlen(small) == sizeof(small) - 1 && !strncmp(small, buf, sizeof(small) - 1));
 			CHECK(pbus_client_stats(c, NULL, 0) > 0);
 		}
+		/* The whole text with one request: a JSON object, and ours
+		 * counts each request once. */
+		{
+			char *json = NULL, *again = NULL;
+
+			CHECK_EQ(pbus_client_stats_text(c, &json), 0);
+			CHECK(json && json[0] == '{' && json[strlen(json) - 1] == '}');
+			CHECK_EQ(pbus_client_stats_text(c, &again), 0);
+			CHECK(again && strlen(again) >= strlen(json) - 2);
+			free(json);
+			free(again);
+			CHECK_EQ(pbus_client_stats_text(c, NULL), -EINVAL);
+		}
 	}
 	pbus_client_close(c);
 	end();
@@ -1267,10 +1348,13 @@ int main(int argc, char **argv)
 	test_get();
 	test_set();
 	/* make test runs as root; elsewhere this is a failure, not a skip. */
-	if (geteuid() == 0)
+	if (geteuid() == 0) {
 		test_set_permission();
-	else
+		test_untrusted_server();
+	} else {
 		printf("FAIL: client/set-eperm: needs root (to run a client as another user)\n");
+		printf("FAIL: client/untrusted-server: needs root (to run a server as another user)\n");
+	}
 	test_subscribe();
 	test_deadband();
 	test_min_interval();

@@ -26,26 +26,24 @@ import os
 import pwd
 import random
 import select
-import signal
 import socket
 import stat
 import struct
 import subprocess
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
+sys.path.insert(0, os.path.join(TOP, "tests", "security"))
 import protocol as P  # noqa: E402
+from secutil import TEST_GROUP, TEST_USER, as_user, ensure_user  # noqa: E402
 from test_cli import TIMEOUT, Context, Daemon, Failure, case_name, check, run_case  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixtures", "server.pbs")
 VECTORS = os.path.join(TOP, "tests", "vectors", "socket-frames.txt")
-TEST_USER = "pbus-test"
-TEST_GROUP = "pbus-test-writers"   # the group of parameter `shared` in the fixture
 STATS_KEYS = ["instance", "uptime_s", "clients", "max_clients", "subscriptions", "requests",
               "notifications", "values_notified", "bytes_in", "bytes_out", "errors",
               "connections_total", "rejected_connections", "clients_detail"]
@@ -1250,6 +1248,35 @@ def malformed_body(ctx):
 
 
 @needs_server
+def malformed_count_messages(ctx):
+    """A count out of bounds is named as such, with the schema's parameter
+    count, not as a length problem (every index list: GET, SUBSCRIBE, SET)."""
+    u = lambda *v: struct.pack("<" + "I" * len(v), *v)  # noqa: E731
+    d8 = struct.pack("<d", 1.0)
+    n = len(ctx.schema.params)
+    cases = [
+        ("GET", P.GET, u(n + 11) + u(*([3] * (n + 11))), f"malformed GET: count {n + 11} exceeds the {n} "
+                                                         "parameters of the schema"),
+        ("GET", P.GET, u(n + 11, 3, 4), f"malformed GET: count {n + 11} exceeds the {n} parameters of the schema"),
+        ("GET", P.GET, u(0), "malformed GET: count 0 (at least 1 index)"),
+        ("GET", P.GET, u(3, 3, 4), "malformed GET: count 3 needs 12 bytes of indexes, the frame has 8"),
+        ("SUBSCRIBE", P.SUBSCRIBE, u(0) + d8 + u(n + 1, 3),
+         f"malformed SUBSCRIBE: count {n + 1} exceeds the {n} parameters of the schema"),
+        ("SUBSCRIBE", P.SUBSCRIBE, u(0) + d8 + u(0), "malformed SUBSCRIBE: count 0 (at least 1 index)"),
+        ("SET", P.SET, u(n + 1) + u(3, 1) + b"\0",
+         f"malformed SET: count {n + 1} exceeds the {n} parameters of the schema"),
+        ("SET", P.SET, u(0), "malformed SET: count 0 (at least 1 write)"),
+    ]
+    with Witness(ctx) as w:
+        for what, t, body, want in cases:
+            with ctx.connect(name="counts") as c:
+                send_raw(c, frame(t, body, id_=43))
+                msg, _ = expect_error(c, P.EPROTO, want, id_=43, closes=True)
+                check(msg == want, f"{what}: ERROR message {msg!r}, expected {want!r}")
+        w.check("after the bad counts")
+
+
+@needs_server
 def reply_as_request(ctx):
     with Witness(ctx) as w:
         samples = {
@@ -1573,59 +1600,6 @@ def unread_replies(ctx):
 
 
 # --- Access (§6) ----------------------------------------------------------------
-
-def ensure_user():
-    """The group of `shared` and the unprivileged user (idempotent)."""
-    try:
-        grp.getgrnam(TEST_GROUP)
-    except KeyError:
-        subprocess.run(["groupadd", "--system", TEST_GROUP], check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, timeout=TIMEOUT)
-    try:
-        pwd.getpwnam(TEST_USER)
-    except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT)
-
-
-def as_user(uid, gid, groups, fn):
-    """Run @fn() in a child with these credentials; its JSON result."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            os.setgroups(groups)
-            os.setgid(gid)
-            os.setuid(uid)
-            out = {"ok": fn()}
-        except BaseException as e:  # noqa: B902 - reported to the parent
-            out = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()}
-        try:
-            os.write(w, json.dumps(out).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    data = b""
-    deadline = time.monotonic() + 20
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                raise Failure("the unprivileged child did not finish")
-            chunk = os.read(r, 65536)
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        os.close(r)
-        os.waitpid(pid, 0)
-    out = json.loads(data or b'{"error": "no output"}')
-    if "error" in out:
-        raise Failure(f"unprivileged child: {out['error']}\n{out.get('trace', '')}")
-    return out["ok"]
-
 
 @needs_server
 def segment_group(ctx):

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -888,20 +889,39 @@ static void *keep_posting(void *arg)
 	return NULL;
 }
 
-static int64_t time_writes(const struct pbus_param *p, int count, int64_t *ret_longest)
+static int compare_i64(const void *a, const void *b)
 {
-	int64_t t0 = pbus_monotonic_ns(), longest = 0;
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* @count writes of @p: the time they took, and in *ret_slow how many took
+ * longer than a reader's turn and 300 us to spare (a preemption). */
+static int64_t time_writes(const struct pbus_param *p, int count, int *ret_slow)
+{
+	int64_t t0 = pbus_monotonic_ns(), *each = calloc((size_t)count, sizeof(*each)), total;
 
 	for (int i = 0; i < count; i++) {
-		int64_t a = pbus_monotonic_ns(), d;
+		int64_t a = pbus_monotonic_ns();
 
 		CHECK_EQ_INT(pbus_param_set_double(p, (double)(i % 30)), 0);
-		d = pbus_monotonic_ns() - a;
-		if (d > longest)
-			longest = d;
+		if (each)
+			each[i] = pbus_monotonic_ns() - a;
 	}
-	*ret_longest = longest;
-	return pbus_monotonic_ns() - t0;
+	total = pbus_monotonic_ns() - t0;
+	*ret_slow = 0;
+	if (each) {
+		qsort(each, (size_t)count, sizeof(*each), compare_i64);
+		for (int i = count - 1; i >= 0 && each[i] > PBUS_READER_TURN_NS + INT64_C(300000); i--)
+			++*ret_slow;
+		printf("  longest writes (us):");
+		for (int i = count - 1; i >= count - 5; i--)
+			printf(" %.0f", (double)each[i] / 1e3);
+		printf("\n");
+	}
+	free(each);
+	return total;
 }
 
 static void reader_turns_are_bounded(void)
@@ -910,7 +930,8 @@ static void reader_turns_are_bounded(void)
 	const struct pbus_param *p;
 	struct poster ps;
 	pthread_t thread;
-	int64_t t0, clean, attacked, longest;
+	int64_t t0, clean, attacked;
+	int slow_clean, slow;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
 		check_failures_in_case++;
@@ -926,17 +947,19 @@ static void reader_turns_are_bounded(void)
 	CHECK(pbus_monotonic_ns() - t0 < INT64_C(20000000));
 	CHECK(__atomic_load_n(&w->turns[p->index_], __ATOMIC_ACQUIRE) == 0);
 	/* Posted turns, over and over, from another thread. */
-	clean = time_writes(p, 200000, &longest);
+	clean = time_writes(p, 200000, &slow_clean);
 	ps = (struct poster){&w->turns[p->index_], 0};
 	pthread_create(&thread, NULL, keep_posting, &ps);
-	attacked = time_writes(p, 200000, &longest);
+	attacked = time_writes(p, 200000, &slow);
 	__atomic_store_n(&ps.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(thread, NULL);
-	printf("  200000 writes: %.1f ms alone, %.1f ms while turns are posted; longest %.0f us\n",
-	       (double)clean / 1e6, (double)attacked / 1e6, (double)longest / 1e3);
-	/* Each write holds off for one turn at most (preemption aside), and
-	 * the writer spends at most a 20th of its time holding off. */
-	CHECK(longest < PBUS_READER_TURN_NS + INT64_C(5000000));
+	printf("  200000 writes: %.1f ms alone, %.1f ms while turns are posted; above 500 us: %d "
+	       "alone, %d under turns\n",
+	       (double)clean / 1e6, (double)attacked / 1e6, slow_clean, slow);
+	/* Each write holds off for one turn at most (a write that took longer
+	 * was preempted: as many as when nobody posts, and a few to spare),
+	 * and the writer spends at most a 20th of its time holding off. */
+	CHECK(slow <= slow_clean + 3);
 	CHECK(attacked < clean * 3 + INT64_C(200000000));
 	pbus_table_close(w);
 	pbus_instance_remove(owner);

@@ -39,7 +39,8 @@ static const char usage[] =
 	"                         $XDG_STATE_HOME/parambus or ~/.local/state/parambus)\n"
 	"  -m, --mode MODE        octal permissions of the table (default 0644:\n"
 	"                         everybody reads, only pbusd's user writes; with\n"
-	"                         --group, 0664: that group writes too)\n"
+	"                         --group, 0664: that group writes too; never\n"
+	"                         writable by others)\n"
 	"  -g, --group GROUP      group owning the table, whose members may map it\n"
 	"                         for writing (unless --mode says otherwise)\n"
 	"      --save-delay MS    wait MS after a change before saving, so that a\n"
@@ -151,6 +152,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'm':
 			if (parse_unsigned(optarg, 8, 0777, &v) < 0)
 				return usage_error("--mode '%s' is not octal permissions (e.g. 0664)", optarg);
+			if (v & 02)
+				return usage_error("--mode '%s' lets everybody write the table, which no "
+						   "client would then trust (docs/security.md)", optarg);
 			o->mode = (unsigned)v;
 			break;
 		case OPT_SAVE_DELAY:
@@ -354,6 +358,12 @@ int main(int argc, char **argv)
 			o.instance);
 		goto out;
 	}
+	if (r == -EEXIST) {
+		log_msg(LOG_ERROR, "instance '%s': %s/pbus.%s.lock belongs to another user and only root "
+			"can remove it (a local user may have made it to keep pbusd out: docs/security.md)",
+			o.instance, "/dev/shm", o.instance);
+		goto out;
+	}
 	if (r < 0) {
 		log_msg(LOG_ERROR, "cannot create instance '%s': %s", o.instance, pbus_strerror(r));
 		goto out;
@@ -362,6 +372,11 @@ int main(int argc, char **argv)
 	if (r < 0 || (r = persist_restore(persist)) < 0)
 		goto out;
 	r = pbus_instance_publish(owner);
+	if (r == -EPERM || r == -EACCES) {
+		log_msg(LOG_ERROR, "cannot publish instance '%s': /dev/shm/pbus.%s belongs to another user "
+			"and only root can replace it (docs/security.md)", o.instance, o.instance);
+		goto out;
+	}
 	if (r < 0) {
 		log_msg(LOG_ERROR, "cannot publish instance '%s': %s", o.instance, strerror(-r));
 		goto out;

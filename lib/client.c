@@ -1499,25 +1499,35 @@ int pbus_client_unsubscribe(struct pbus_client *client, uint32_t subscription)
 	return finish(c, r);
 }
 
-int pbus_client_stats(struct pbus_client *client, char *buf, size_t size)
+/* One STATS request: the JSON text (in the reply buffer, valid until the
+ * next request) and its length. 0, or -errno before finish(). */
+static int stats_request(struct pbus_client *client, const char **ret_json, uint32_t *ret_length)
 {
 	struct pbus_wire_reader rd;
+	int r;
+
+	request_begin(client, PBUS_WIRE_STATS_GET);
+	r = request_end(client);
+	if (r == 0)
+		r = transact(client, 0, true);
+	if (r < 0)
+		return r;
+	pbus_wire_reader_init(&rd, client->reply.data, client->reply.size);
+	*ret_json = pbus_wire_get_str(&rd, ret_length);
+	return pbus_wire_done(&rd) ? 0 : -EPROTO;
+}
+
+int pbus_client_stats(struct pbus_client *client, char *buf, size_t size)
+{
 	const char *json;
 	uint32_t length;
 	int r;
 
 	if (!client || (!buf && size))
 		return -EINVAL;
-	request_begin(client, PBUS_WIRE_STATS_GET);
-	r = request_end(client);
-	if (r == 0)
-		r = transact(client, 0, true);
+	r = stats_request(client, &json, &length);
 	if (r < 0)
 		return finish(client, r);
-	pbus_wire_reader_init(&rd, client->reply.data, client->reply.size);
-	json = pbus_wire_get_str(&rd, &length);
-	if (!pbus_wire_done(&rd))
-		return finish(client, -EPROTO);
 	if (length > INT32_MAX)
 		return finish(client, -EOVERFLOW);
 	if (size) {
@@ -1531,7 +1541,6 @@ int pbus_client_stats(struct pbus_client *client, char *buf, size_t size)
 
 int pbus_client_stats_text(struct pbus_client *client, char **ret_json)
 {
-	struct pbus_wire_reader rd;
 	const char *json;
 	uint32_t length;
 	char *copy;
@@ -1539,16 +1548,9 @@ int pbus_client_stats_text(struct pbus_client *client, char **ret_json)
 
 	if (!client || !ret_json)
 		return -EINVAL;
-	request_begin(client, PBUS_WIRE_STATS_GET);
-	r = request_end(client);
-	if (r == 0)
-		r = transact(client, 0, true);
+	r = stats_request(client, &json, &length);
 	if (r < 0)
 		return finish(client, r);
-	pbus_wire_reader_init(&rd, client->reply.data, client->reply.size);
-	json = pbus_wire_get_str(&rd, &length);
-	if (!pbus_wire_done(&rd))
-		return finish(client, -EPROTO);
 	copy = malloc((size_t)length + 1);
 	if (!copy)
 		return finish(client, -ENOMEM);

@@ -353,6 +353,17 @@ static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock,
 	return pbus_write_claim_slow(c, lock, writing, may_bias, true);
 }
 
+/* A spinning thread's pause: the sibling hyperthread gets the core, and
+ * the loop leaves the pipeline without a memory-order flush. */
+static inline void pbus_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 /* Wake the writers asleep on @lock (pbus_write_hand_over()). */
 void pbus_write_wake_waiters(uint64_t *lock);
 

@@ -124,14 +124,6 @@ void pbus_write_wake_waiters(uint64_t *lock)
 	pbus_futex_wake_all((const uint32_t *)(const void *)lock);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 static bool thread_alive(uint64_t token)
 {
@@ -172,7 +164,7 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me, bool wait)
 			continue;
 		}
 		if (spins < SPINS_BEFORE_WAITING) {
-			cpu_relax();
+			pbus_cpu_relax();
 			continue;
 		}
 		if (!wait) {
@@ -266,7 +258,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 		 * and hand the word over at once: a yield gives it the rest of
 		 * its time slice, and it may be preempted holding again. */
 		if (spins < SPINS_BEFORE_WAITING) {
-			cpu_relax();
+			pbus_cpu_relax();
 			continue;
 		}
 		if (!wait) {

@@ -729,14 +729,6 @@ void pbus_batch_free(struct pbus_batch *batch)
  */
 #define FAST_LOCK_SPINS 64
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 WRITE_PATH int fast_claims(const struct pbus_batch *batch, const struct write_context *ctx)
 {
@@ -785,7 +777,7 @@ WRITE_PATH int fast_claims(const struct pbus_batch *batch, const struct write_co
 				break;
 			if ((word & PBUS_LOCK_STATE_MASK) != 0 || word == 0 || ++spins > FAST_LOCK_SPINS)
 				goto undo;
-			cpu_relax();
+			pbus_cpu_relax();
 		}
 		holds[n] = HOLD_LOCK_TO_SHARED;
 	}

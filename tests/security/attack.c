@@ -213,6 +213,10 @@ static int fake(const char *name, const char *copy, const char *param, double va
 		printf("refused: shmget: %s\n", strerror(errno));
 		return 1;
 	}
+	/* Gone with its last attachment, as an owner's (attached until we are
+	 * killed: no leftover). */
+	shmat(id, NULL, 0);
+	shmctl(id, IPC_RMID, NULL);
 	h->wake_id = (uint32_t)id;
 	h->owner_pid = (uint32_t)getpid();
 	h->owner_start = pbus_process_start_token(getpid());

@@ -50,9 +50,9 @@ sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
 import protocol as P  # noqa: E402
 from secutil import (OWNER_USER, TEST_USER, as_user, ensure_owner_user, ensure_user, hello,  # noqa: E402
                      popen_as, program, user_ids)
-from test_cli import (TIMEOUT, Context, Daemon, Failure, Result, case_name, check, one_line_error,  # noqa: E402
+from test_cli import (TIMEOUT, Daemon, Failure, Result, case_name, check, one_line_error,  # noqa: E402
                       run_case)
-from test_protocol import expect_error, expect_reply, stats, wait_until  # noqa: E402
+from test_protocol import ServerContext, expect_error, expect_reply, stats, wait_until  # noqa: E402
 
 FIXTURE = os.path.join(TOP, "tests", "server", "fixtures", "security.pbs")
 WAIT = 5.0          # seconds for any one frame or condition
@@ -60,18 +60,14 @@ EBUSY = P.EBUSY     # docs/socket-protocol.md §5
 BUSY_S = 1.0        # how long pbusd tries a SET whose parameter is held
 
 
-class SecurityContext(Context):
-    """test_cli's Context (pbus, a temporary folder, daemons stopped at the
-    end) with the security fixture, a socket folder, and clean-ups for what
-    the attacks leave behind."""
+class SecurityContext(ServerContext):
+    """test_protocol's ServerContext (pbus, a temporary folder and a socket
+    folder, daemons stopped at the end, start_server/connect/path/w) with the
+    security fixture, and clean-ups for what the attacks leave behind."""
 
     def __init__(self, build, verbose):
-        super().__init__(build, verbose)
-        os.chmod(self.tmp, 0o755)  # the test users reach what is inside
-        self.sock_dir = os.path.join(self.tmp, "sock")
+        super().__init__(build, verbose, FIXTURE)
         self.hold_param = os.path.join(self.build, "tests", "security", "hold-param")
-        with open(FIXTURE, encoding="utf-8") as f:
-            self.schema = P.Schema(f.read())
         self.cleanups = []
         self.procs = []
 
@@ -104,38 +100,10 @@ class SecurityContext(Context):
         self.log(repr(r))
         return r
 
-    def start_server(self, extra=(), sock_dir=None):
-        d = Daemon(self, self.new_instance_name(), self.state_dir, FIXTURE,
-                   ["--socket-dir", sock_dir or self.sock_dir] + list(extra))
-        d.sock_dir = sock_dir or self.sock_dir
-        return d.start()
-
-    def path(self, daemon=None):
-        d = daemon or self.daemon
-        return os.path.join(d.sock_dir, d.instance + ".sock")
-
-    def connect(self, daemon=None, hello=True, name="security"):
-        c = P.Connection(self.path(daemon), timeout=WAIT)
-        if hello:
-            try:
-                c.hello(name)
-            except Exception:
-                c.close()
-                raise
-        return c
-
-    def w(self, name, value):
-        p = self.schema[name]
-        return p.index, P.encode_value(p.type, value, p.enum)
-
     def values(self, conn, *names):
         """{name: (value, seq)} through the socket."""
         recs = conn.get([self.schema.index(n) for n in names])
         return {n: (P.decode_value(self.schema[n].type, r["value"]), r["seq"]) for n, r in zip(names, recs)}
-
-    def log(self, text):
-        if self.verbose:
-            print(f"    {text}", flush=True)
 
     def spawn(self, proc):
         self.procs.append(proc)

@@ -105,6 +105,11 @@ class TableContext(Context):
             except subprocess.TimeoutExpired:
                 pass
         super().cleanup()
+        # What the attacker left in /dev/shm under this run's names.
+        prefix = f"pbus.clitest-{os.getpid()}-"
+        for name in os.listdir("/dev/shm"):
+            if name.startswith(prefix):
+                os.unlink(os.path.join("/dev/shm", name))
 
 
 def wait_until(what, predicate, timeout=TIMEOUT):
@@ -232,6 +237,27 @@ def lock_file_taken(ctx):
     alive(ctx, d)
 
 
+def lock_file_of_another_user(ctx):
+    """§4.2, the stated limit: a pbusd that is not root cannot remove a lock
+    file another user made in the sticky /dev/shm; it refuses to start with
+    one line naming the file (a root pbusd replaces it: lock-file-taken)."""
+    secutil.ensure_owner_user()
+    uid, gid = secutil.user_ids(secutil.OWNER_USER)
+    state = os.path.join(ctx.tmp, "owner-state")
+    os.mkdir(state)
+    os.chown(state, uid, gid)
+    ctx.instance = ctx.new_instance_name()
+    a = ctx.attacker("lock", ctx.instance, wait_for="ok")
+    check(a.lines and a.lines[-1].startswith("ok: holding"), f"the attacker could not make the lock: {a.lines}")
+    p = subprocess.run([ctx.pbusd, "--schema", ctx.schema, "--instance", ctx.instance, "--state-dir", state,
+                        "--no-socket"], user=uid, group=gid, extra_groups=[], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 1 and len(lines) == 1 and f"pbus.{ctx.instance}.lock" in lines[0]
+          and "only root" in lines[0], f"a user's pbusd against another user's lock file: {p}")
+    check(not os.path.exists(f"/dev/shm/pbus.{ctx.instance}"), "a segment was made anyway")
+
+
 def fake_instance_refused(ctx):
     """§3, §4.2: with the real pbusd down, the attacker serves a copy of the
     real table with a value outside its limits, looking live (its own
@@ -282,7 +308,7 @@ def direct_batch_is_atomic(ctx):
 
 
 CASES = [turns_stall_no_writer, wake_tampering_hides_nothing, nothing_to_truncate, lock_file_taken,
-         fake_instance_refused, direct_batch_is_atomic]
+         lock_file_of_another_user, fake_instance_refused, direct_batch_is_atomic]
 
 
 def main():

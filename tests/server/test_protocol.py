@@ -57,11 +57,12 @@ class ServerContext(Context):
     """test_cli's Context (pbus, temporary folder, daemons stopped at the end)
     plus the socket folder and the fixture's schema."""
 
-    def __init__(self, build, verbose):
+    def __init__(self, build, verbose, fixture=FIXTURE):
         super().__init__(build, verbose)
         os.chmod(self.tmp, 0o755)          # the unprivileged user reaches the socket
         self.sock_dir = os.path.join(self.tmp, "sock")
-        with open(FIXTURE, encoding="utf-8") as f:
+        self.fixture = fixture
+        with open(fixture, encoding="utf-8") as f:
             self.schema_text = f.read()
         self.schema = P.Schema(self.schema_text)
         self.notes = []                    # what the spec leaves open, as seen
@@ -71,7 +72,7 @@ class ServerContext(Context):
         return f"srvtest-{os.getpid()}-{self.serial}"
 
     def start_server(self, instance=None, extra=(), sock_dir=None):
-        d = Daemon(self, instance or self.new_instance_name(), self.state_dir, FIXTURE,
+        d = Daemon(self, instance or self.new_instance_name(), self.state_dir, self.fixture,
                    ["--socket-dir", sock_dir or self.sock_dir] + list(extra))
         d.sock_dir = sock_dir or self.sock_dir
         return d.start()

@@ -80,7 +80,8 @@ struct pbus_segment_header {
 	uint32_t save_count;         /* futex word: bumped after each save */
 	uint32_t wake_id;            /* System V shm id of the wake segment */
 	uint64_t wake_size;          /* its size in bytes */
-	uint64_t reserved[3];
+	uint64_t revocations;        /* bumped by every revoker of a bias (§4.3) */
+	uint64_t reserved[2];
 };
 
 struct pbus_param_descriptor {
@@ -129,7 +130,7 @@ struct pbus_enumerator {
 /* The start of every slot; the two copies follow at 16 and 16 + stride. */
 struct pbus_slot_head {
 	uint64_t seq;            /* version; the current value is copy[seq % copy_count] */
-	uint64_t reserved;       /* zero */
+	uint64_t lock;           /* writer lock word (write-lock.c, §4.3) */
 };
 
 struct pbus_copy_head {
@@ -138,15 +139,10 @@ struct pbus_copy_head {
 	uint32_t length;         /* bytes of the value that follows */
 };
 
-/* What only writers touch, one cache line per parameter: readers never
- * load it, so a batch's claims (§4.2) cost no cache misses that readers
- * cause, and writers of different parameters share no line. */
 struct pbus_param_aux {
 	uint64_t saved_seq;      /* newest version known to be on disk (owner only) */
 	uint64_t writing;        /* token of the biased writer while it writes, else 0
 				  * (that writer only, and revokers; write-lock.c) */
-	uint64_t lock;           /* the writer lock word (write-lock.c, §4.3) */
-	uint64_t reserved[5];
 };
 
 /* Anybody may write any of this: the first line is for people (ipcs, a
@@ -214,8 +210,8 @@ _Static_assert(offsetof(struct pbus_slot_head, seq) == PBUS_SLOT_SEQ_OFFSET, "sl
 _Static_assert(offsetof(struct pbus_copy_head, status) == PBUS_COPY_STATUS_OFFSET, "copy");
 _Static_assert(offsetof(struct pbus_copy_head, length) == PBUS_COPY_LENGTH_OFFSET, "copy");
 _Static_assert(sizeof(struct pbus_copy_head) == PBUS_COPY_VALUE_OFFSET, "copy head");
-_Static_assert(sizeof(struct pbus_param_aux) == 64, "aux is a cache line");
-_Static_assert(offsetof(struct pbus_param_aux, lock) == 16, "aux layout");
+_Static_assert(sizeof(struct pbus_param_aux) == 16, "aux is 16 bytes");
+_Static_assert(offsetof(struct pbus_segment_header, revocations) == 232, "header layout");
 _Static_assert(PBUS_SCALAR_COPY_STRIDE == PBUS_COPY_VALUE_OFFSET + 8, "scalar copy stride");
 _Static_assert(sizeof(struct pbus_wake_header) == PBUS_WAKE_WAITERS_OFFSET, "wake header");
 _Static_assert(offsetof(struct pbus_wake_header, notify) == 64, "wake header");

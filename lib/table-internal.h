@@ -264,7 +264,7 @@ static inline uint32_t pbus_token_start(uint64_t token)
 }
 
 struct pbus_write_claim {
-	uint64_t *lock;          /* the parameter's lock word (aux.lock) */
+	uint64_t *lock;          /* the parameter's lock word (slot head) */
 	uint64_t *writing;       /* aux.writing of the parameter */
 	uint64_t unlock_to;      /* the word's value after a normal hold */
 	bool biased;             /* written under our bias, no lock held */
@@ -317,9 +317,11 @@ static inline bool pbus_write_claim_biased(struct pbus_write_claim *c, uint64_t 
  * @may_bias), revoke another's bias, or take over from a dead writer.
  * 0, or -EBUSY if a live writer keeps it for longer than a second (a
  * stopped process), never forever. Without @wait, -EAGAIN instead of
- * waiting for a live writer beyond a brief spin (nothing is held then). */
+ * waiting for a live writer beyond a brief spin (nothing is held then).
+ * @revocations: the table's count of revocations (header), which a
+ * revoker bumps before its barrier (§4.3). */
 int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *writing,
-			  bool may_bias, bool wait);
+			  uint64_t *revocations, bool may_bias, bool wait);
 
 /* A free word @cur taken for one write, as pbus_write_claim_slow() would
  * take it, without its loop: SHARED (a parameter with two writers), or 0
@@ -341,8 +343,8 @@ static inline bool pbus_write_claim_free(struct pbus_write_claim *c, uint64_t *l
 	return true;
 }
 
-static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock,
-				   uint64_t *writing, bool may_bias)
+static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock, uint64_t *writing,
+				   uint64_t *revocations, bool may_bias)
 {
 	uint64_t me = pbus_thread_token(), cur = __atomic_load_n(lock, __ATOMIC_RELAXED);
 
@@ -350,7 +352,13 @@ static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock,
 		return 0;
 	if (pbus_write_claim_free(c, lock, writing, cur, me, may_bias))
 		return 0;
-	return pbus_write_claim_slow(c, lock, writing, may_bias, true);
+	return pbus_write_claim_slow(c, lock, writing, revocations, may_bias, true);
+}
+
+/* The lock word of parameter @param (the second word of its slot). */
+static inline uint64_t *pbus_param_lock(const struct pbus_param *param)
+{
+	return (uint64_t *)(void *)((unsigned char *)param->slot_ + 8);
 }
 
 /* A spinning thread's pause: the sibling hyperthread gets the core, and

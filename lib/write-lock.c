@@ -140,11 +140,17 @@ static bool thread_alive(uint64_t token)
  * without @wait, likewise with -EAGAIN as soon as a live owner's write has
  * outlasted a brief spin.
  */
-static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me, bool wait)
+static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t *revocations, uint64_t me, bool wait)
 {
 	int64_t start = 0, next_check = 0;
 	uint64_t w;
-	int r = pbus_asym_barrier();
+	int r;
+
+	/* Before the barrier: an owner that checks this count, not its lock
+	 * word, after its announcements (a prepared batch, write.c) sees it
+	 * bumped, or we see its announcement (§4.3). */
+	__atomic_fetch_add(revocations, 1, __ATOMIC_SEQ_CST);
+	r = pbus_asym_barrier();
 
 	if (r < 0) {
 		/* Without the barrier we cannot know; leave the word as a
@@ -202,7 +208,7 @@ static int quiesce(uint64_t *lock, uint64_t *writing, uint64_t me, bool wait)
 }
 
 int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *writing,
-			  bool may_bias, bool wait)
+			  uint64_t *revocations, bool may_bias, bool wait)
 {
 	uint64_t me = pbus_thread_token(), watched = 0;
 	int64_t since = 0, next_check = 0;
@@ -245,7 +251,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 				continue;
 			c->biased = false;
 			c->unlock_to = PBUS_LOCK_SHARED;
-			r = quiesce(lock, writing, me, wait);
+			r = quiesce(lock, writing, revocations, me, wait);
 			if (r < 0 || !may_bias || thread_alive(owner))
 				return r;
 			pbus_write_hand_over(lock, PBUS_LOCK_BIASED | me);
@@ -271,7 +277,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 				continue;
 			c->biased = false;
 			c->unlock_to = PBUS_LOCK_SHARED;
-			return quiesce(lock, writing, me, false);
+			return quiesce(lock, writing, revocations, me, false);
 		}
 		/* The clocks below are measured per holder: a stream of different
 		 * live holders is contention, not a stuck holder. */
@@ -302,7 +308,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 				continue;
 			c->biased = false;
 			c->unlock_to = PBUS_LOCK_SHARED;
-			return quiesce(lock, writing, me, true);
+			return quiesce(lock, writing, revocations, me, true);
 		}
 		if (now - since > LIVE_HOLDER_TIMEOUT_NS)
 			return -EBUSY;

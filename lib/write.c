@@ -191,7 +191,8 @@ static int write_one(struct pbus_table *table, uint32_t index, const void *value
 	if (timestamp_ns == 0)
 		timestamp_ns = pbus_value_clock_ns();
 	wait_for_reader_turn(&table->turns[index]);
-	r = pbus_write_claim(&claim, &table->aux[index].lock, &table->aux[index].writing, table->may_bias);
+	r = pbus_write_claim(&claim, pbus_param_lock(p), &table->aux[index].writing, &table->header->revocations,
+			     table->may_bias);
 	if (r < 0)
 		return r;
 	seq = store_value(p, value, length, timestamp_ns, status);
@@ -269,6 +270,7 @@ struct write_context {
 	struct pbus_table *table;
 	uint64_t *turns;
 	struct pbus_param_aux *aux;
+	uint64_t *revocations;
 	uint64_t me;   /* the thread's token */
 	bool may_bias;
 };
@@ -279,6 +281,7 @@ WRITE_PATH struct write_context write_context(struct pbus_table *table)
 		.table = table,
 		.turns = table->turns,
 		.aux = table->aux,
+		.revocations = &table->header->revocations,
 		.me = pbus_thread_token(),
 		.may_bias = table->may_bias,
 	};
@@ -310,7 +313,7 @@ WRITE_PATH int write_scalar(const struct write_context *w, const struct pbus_par
 {
 	uint32_t index = param->index_;
 	unsigned char *slot = (unsigned char *)param->slot_;
-	uint64_t *writing = &w->aux[index].writing, *lock = &w->aux[index].lock;
+	uint64_t *writing = &w->aux[index].writing, *lock = pbus_param_lock(param);
 	uint64_t me = w->me, seq, word;
 	struct pbus_write_claim claim;
 
@@ -415,10 +418,10 @@ WRITE_PATH void release_hold(const struct write_context *ctx, uint32_t index, ui
 		__atomic_store_n(&ctx->aux[index].writing, 0, __ATOMIC_RELEASE);
 		break;
 	case HOLD_LOCK_TO_FREE:
-		pbus_write_hand_over(&ctx->aux[index].lock, 0);
+		pbus_write_hand_over(pbus_param_lock(&ctx->table->params[index]), 0);
 		break;
 	case HOLD_LOCK_TO_SHARED:
-		pbus_write_hand_over(&ctx->aux[index].lock, PBUS_LOCK_SHARED);
+		pbus_write_hand_over(pbus_param_lock(&ctx->table->params[index]), PBUS_LOCK_SHARED);
 		break;
 	default:
 		break;
@@ -442,7 +445,7 @@ static void release_holds(const struct write_context *ctx, const struct batch_in
 WRITE_PATH int claim_for_batch(const struct write_context *ctx, uint32_t index, bool wait,
 			       uint8_t *ret_hold)
 {
-	uint64_t *lock = &ctx->aux[index].lock, *writing = &ctx->aux[index].writing;
+	uint64_t *lock = pbus_param_lock(&ctx->table->params[index]), *writing = &ctx->aux[index].writing;
 	uint64_t me = ctx->me, cur;
 	struct pbus_write_claim c;
 	int r;
@@ -468,7 +471,7 @@ WRITE_PATH int claim_for_batch(const struct write_context *ctx, uint32_t index, 
 		*ret_hold = hold_of(&c);
 		return 0;
 	}
-	r = pbus_write_claim_slow(&c, lock, writing, ctx->may_bias, wait);
+	r = pbus_write_claim_slow(&c, lock, writing, ctx->revocations, ctx->may_bias, wait);
 	if (r == 0)
 		*ret_hold = hold_of(&c);
 	return r;
@@ -490,7 +493,7 @@ static int hold_all(const struct write_context *ctx, const struct batch_indexes 
 
 		/* Fetch the next claim's line while this one is taken. */
 		if (n + 1 < b->count)
-			__builtin_prefetch(&ctx->aux[batch_index(b, b->order[n + 1])], 1, 3);
+			__builtin_prefetch(ctx->table->params[batch_index(b, b->order[n + 1])].slot_, 1, 3);
 		r = claim_for_batch(ctx, index, wait, &holds[k]);
 		if (__builtin_expect(r < 0, 0)) {
 			release_holds(ctx, b, holds, n);
@@ -619,8 +622,8 @@ struct batch_field {
 /* A field as the owner's fast path of pbus_batch_write() walks them: in
  * claim order (by parameter index), everything at hand in 32 bytes. */
 struct batch_step {
-	struct pbus_param_aux *aux;  /* writing, then the lock word */
-	unsigned char *slot;
+	uint64_t *writing;           /* aux.writing */
+	unsigned char *slot;         /* the lock word is its second word */
 	uint32_t index;
 	uint32_t offset;             /* of the value in the record */
 	uint32_t size;               /* of the value */
@@ -636,6 +639,14 @@ struct pbus_batch {
 	uint32_t *order;             /* count: the fields by parameter index */
 	struct batch_step *steps;    /* count, in claim order */
 	bool twice;                  /* a parameter comes more than once */
+	/* What the last claims that looked at every lock word found (per step
+	 * HOLD_BIAS or HOLD_LOCK_TO_SHARED, in kinds), for the thread
+	 * verified_by, when the table's revocations count was
+	 * verified_revocations: while that count stays, the biased ones are
+	 * still that thread's (fast_claims()). */
+	uint8_t *kinds;
+	uint64_t verified_by;
+	uint64_t verified_revocations;
 	struct batch_field fields[]; /* count */
 };
 
@@ -666,9 +677,10 @@ int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fiel
 	b->holds = calloc(count, 1);
 	b->order = calloc(count, sizeof(*b->order));
 	b->steps = calloc(count, sizeof(*b->steps));
+	b->kinds = calloc(count, 1);
 	if (checked)
 		b->checked = calloc(checked, sizeof(*b->checked));
-	if (!b->holds || !b->order || !b->steps || (checked && !b->checked)) {
+	if (!b->holds || !b->order || !b->steps || !b->kinds || (checked && !b->checked)) {
 		pbus_batch_free(b);
 		return -ENOMEM;
 	}
@@ -687,7 +699,7 @@ int pbus_batch_new(struct pbus_table *table, const struct pbus_batch_field *fiel
 		const struct batch_field *f = &b->fields[b->order[n]];
 
 		b->steps[n] = (struct batch_step){
-			.aux = &table->aux[f->param.index_],
+			.writing = &table->aux[f->param.index_].writing,
 			.slot = (unsigned char *)f->param.slot_,
 			.index = f->param.index_,
 			.offset = f->offset,
@@ -709,6 +721,7 @@ void pbus_batch_free(struct pbus_batch *batch)
 	free(batch->holds);
 	free(batch->order);
 	free(batch->steps);
+	free(batch->kinds);
 	free(batch);
 }
 
@@ -716,83 +729,171 @@ void pbus_batch_free(struct pbus_batch *batch)
  * The fast path of a prepared batch: claims that need no waiting, taken
  * without hold_all()'s generality. A parameter biased to this thread (the
  * acquisition loop's own measurements) is announced with the owner's
- * handshake of §4.3 (look at the word, announce, look again); one whose word
- * is free and shared (a parameter another thread writes too) is locked with
- * a compare-and-swap, after all the announcements, and is published first,
- * so that the other writer finds it held for as short a time as possible.
- * Nothing here waits: a parameter held or biased by another thread, a
- * fresh word (whose bias the general path takes), a reader's turn or a
- * parameter twice sends the batch to hold_all(), having let go of
- * everything. Returns how many were locked (0 or more) with every claim
- * taken, batch->holds[n] saying how for step n (HOLD_BIAS or
- * HOLD_LOCK_TO_SHARED); -1 with none.
+ * handshake of §4.3; one whose word is free and shared (a parameter another
+ * thread writes too) is locked with a compare-and-swap, after all the
+ * announcements, and is published first, so that the other writer finds it
+ * held for as short a time as possible. Nothing here waits: a parameter
+ * held or biased by another thread, a fresh word (whose bias the general
+ * path takes), a reader's turn or a parameter twice sends the batch to
+ * hold_all(), having let go of everything.
+ *
+ * The owner's handshake compares the lock word after the announcement. A
+ * batch compares the table's revocations count instead, once for all its
+ * announcements, when it knows from its last claims what every word held
+ * (kinds, verified_by, verified_revocations): every revoker bumps the count
+ * after it takes the word and before its barrier (write-lock.c), so either
+ * this load sees the bump or the revoker sees the announcement, as with the
+ * word itself; and a count that has not moved since every word was seen
+ * biased to us means no word has been taken from us since. So the batch
+ * does not touch its parameters' slots (the readers' lines) until it
+ * writes them.
+ *
+ * Returns how many were locked (0 or more) with every claim taken,
+ * batch->holds[n] saying how for step n (HOLD_BIAS or HOLD_LOCK_TO_SHARED);
+ * -1 with none.
  */
 #define FAST_LOCK_SPINS 64
 
-
-WRITE_PATH int fast_claims(const struct pbus_batch *batch, const struct write_context *ctx)
+/* Lock step @n's shared word for the batch (a few spins if its other
+ * writer holds it). */
+WRITE_PATH bool fast_lock(const struct batch_step *st, uint64_t me)
 {
-	uint64_t me = ctx->me, biased = PBUS_LOCK_BIASED | me;
-	uint8_t *holds = batch->holds;
-	size_t n, locked = 0, count = batch->count;
+	uint64_t *lock = (uint64_t *)(void *)(st->slot + 8);
 
-	if (__builtin_expect(me == 0 || batch->twice, 0))
-		return -1;
-	for (n = 0; n < count; n++) {
+	uint64_t word = PBUS_LOCK_SHARED;
+
+	for (unsigned spins = 0;; spins++) {
+		if (word == PBUS_LOCK_SHARED &&
+		    __atomic_compare_exchange_n(lock, &word, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+		if ((word & PBUS_LOCK_STATE_MASK) != 0 || word == 0 || spins >= FAST_LOCK_SPINS)
+			return false;
+		/* Held by the other writer for a moment: wait with loads, not
+		 * compare-and-swaps, which would take its line away from it in
+		 * the middle of its write. */
+		pbus_cpu_relax();
+		word = __atomic_load_n(lock, __ATOMIC_RELAXED);
+	}
+}
+
+/* Let go of the fast claims of @batch, unchanged (a lock back to SHARED,
+ * which it was; an announcement cleared). */
+static void fast_undo(struct pbus_batch *batch)
+{
+	for (size_t n = 0; n < batch->count; n++) {
 		const struct batch_step *st = &batch->steps[n];
-		uint64_t word;
 
-		holds[n] = 0;
+		if (batch->holds[n] == HOLD_BIAS)
+			__atomic_store_n(st->writing, 0, __ATOMIC_RELEASE);
+		else if (batch->holds[n] == HOLD_LOCK_TO_SHARED)
+			pbus_write_hand_over((uint64_t *)(void *)(st->slot + 8), PBUS_LOCK_SHARED);
+		batch->holds[n] = 0;
+	}
+}
+
+/* The claims when the batch knows what every word holds (see above). */
+WRITE_PATH int fast_claims_known(struct pbus_batch *batch, const struct write_context *ctx)
+{
+	uint64_t me = ctx->me;
+	size_t count = batch->count, locked = 0;
+
+	for (size_t n = 0; n < count; n++) {
+		const struct batch_step *st = &batch->steps[n];
+
+		batch->holds[n] = 0;
 		if (__builtin_expect(__atomic_load_n(&ctx->turns[st->index], __ATOMIC_RELAXED) != 0, 0))
 			goto undo;
-		word = __atomic_load_n(&st->aux->lock, __ATOMIC_RELAXED);
-		if (__builtin_expect(word == biased, 1)) {
-			__atomic_store_n(&st->aux->writing, me, __ATOMIC_RELAXED);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			if (__builtin_expect(__atomic_load_n(&st->aux->lock, __ATOMIC_RELAXED) != biased, 0)) {
-				__atomic_store_n(&st->aux->writing, 0, __ATOMIC_RELEASE);
-				goto undo;
-			}
-			holds[n] = HOLD_BIAS;
-		} else if ((word & ~PBUS_LOCK_WAITERS) != me) {
-			/* Shared, or held for a moment by its other writer: locked
-			 * below, after every announcement; anything else (biased
-			 * to another thread, fresh) fails over to hold_all() there. */
-			holds[n] = HOLD_LOCK_PENDING;
-			locked++;
+		if (__builtin_expect(batch->kinds[n] == HOLD_BIAS, 1)) {
+			__atomic_store_n(st->writing, me, __ATOMIC_RELAXED);
+			batch->holds[n] = HOLD_BIAS;
 		} else {
-			goto undo; /* held by us (a write of ours interrupted by this one) */
+			locked++;
 		}
 	}
-	for (n = 0; locked && n < count; n++) {
-		uint64_t *lock = &batch->steps[n].aux->lock;
-		unsigned spins = 0;
-
-		if (holds[n] != HOLD_LOCK_PENDING)
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(ctx->revocations, __ATOMIC_RELAXED) != batch->verified_revocations, 0))
+		goto undo;
+	for (size_t n = 0; locked && n < count; n++) {
+		if (batch->kinds[n] != HOLD_LOCK_TO_SHARED)
 			continue;
-		for (;;) {
-			uint64_t word = PBUS_LOCK_SHARED;
-
-			if (__atomic_compare_exchange_n(lock, &word, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				break;
-			if ((word & PBUS_LOCK_STATE_MASK) != 0 || word == 0 || ++spins > FAST_LOCK_SPINS)
-				goto undo;
-			pbus_cpu_relax();
-		}
-		holds[n] = HOLD_LOCK_TO_SHARED;
+		if (!fast_lock(&batch->steps[n], me))
+			goto undo;
+		batch->holds[n] = HOLD_LOCK_TO_SHARED;
 	}
 	return (int)locked;
 undo:
-	/* Let go of what was taken, unchanged (a lock back to SHARED, which it
-	 * was; an announcement cleared). */
-	for (size_t k = 0; k < count; k++) {
-		if (holds[k] == HOLD_BIAS)
-			__atomic_store_n(&batch->steps[k].aux->writing, 0, __ATOMIC_RELEASE);
-		else if (holds[k] == HOLD_LOCK_TO_SHARED)
-			pbus_write_hand_over(&batch->steps[k].aux->lock, PBUS_LOCK_SHARED);
-		holds[k] = 0;
-	}
+	fast_undo(batch);
 	return -1;
+}
+
+/* The claims, looking at every word; on success the batch knows them. */
+static int fast_claims_looking(struct pbus_batch *batch, const struct write_context *ctx)
+{
+	uint64_t me = ctx->me, biased = PBUS_LOCK_BIASED | me;
+	/* Before any word is looked at: see fast_claims_known(). */
+	uint64_t revocations = __atomic_load_n(ctx->revocations, __ATOMIC_ACQUIRE);
+	size_t count = batch->count, locked = 0;
+
+	batch->verified_by = 0;
+	for (size_t n = 0; n < count; n++) {
+		const struct batch_step *st = &batch->steps[n];
+		uint64_t *lock = (uint64_t *)(void *)(st->slot + 8);
+		uint64_t word;
+
+		batch->holds[n] = 0;
+		if (__atomic_load_n(&ctx->turns[st->index], __ATOMIC_RELAXED) != 0)
+			goto undo;
+		word = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
+		if (word == biased) {
+			__atomic_store_n(st->writing, me, __ATOMIC_RELAXED);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			if (__atomic_load_n(lock, __ATOMIC_RELAXED) != biased) {
+				__atomic_store_n(st->writing, 0, __ATOMIC_RELEASE);
+				goto undo;
+			}
+			batch->holds[n] = HOLD_BIAS;
+		} else if ((word & PBUS_LOCK_WAITERS) == 0 && (word & ~PBUS_LOCK_WAITERS) != me) {
+			/* Shared, or held for a moment by its other writer: locked
+			 * below, after every announcement; anything else (biased
+			 * to another thread, fresh) fails over to hold_all() there. */
+			batch->holds[n] = HOLD_LOCK_PENDING;
+			locked++;
+		} else {
+			goto undo;
+		}
+	}
+	for (size_t n = 0; locked && n < count; n++) {
+		if (batch->holds[n] != HOLD_LOCK_PENDING)
+			continue;
+		if (!fast_lock(&batch->steps[n], me)) {
+			batch->holds[n] = 0;
+			goto undo;
+		}
+		batch->holds[n] = HOLD_LOCK_TO_SHARED;
+	}
+	memcpy(batch->kinds, batch->holds, count);
+	batch->verified_by = me;
+	batch->verified_revocations = revocations;
+	return (int)locked;
+undo:
+	for (size_t n = 0; n < count; n++)
+		if (batch->holds[n] == HOLD_LOCK_PENDING)
+			batch->holds[n] = 0;
+	fast_undo(batch);
+	return -1;
+}
+
+WRITE_PATH int fast_claims(struct pbus_batch *batch, const struct write_context *ctx)
+{
+	if (__builtin_expect(ctx->me == 0 || batch->twice, 0))
+		return -1;
+	if (__builtin_expect(batch->verified_by == ctx->me, 1)) {
+		int r = fast_claims_known(batch, ctx);
+
+		if (__builtin_expect(r >= 0, 1))
+			return r;
+	}
+	return fast_claims_looking(batch, ctx);
 }
 
 int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_t *status,
@@ -837,7 +938,7 @@ int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_
 
 			store_scalar(st->slot, scalar_bits(rec + st->offset, st->size), st->size, timestamp_ns,
 				     status ? status[st->field] : PBUS_STATUS_OK);
-			__atomic_store_n(&st->aux->writing, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(st->writing, 0, __ATOMIC_RELEASE);
 		}
 	} else if (r > 0) {
 		/* Publish the locked ones first (held by us for the shortest

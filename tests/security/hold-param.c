@@ -42,8 +42,8 @@ int main(int argc, char **argv)
 		pbus_table_close(table);
 		return 1;
 	}
-	r = pbus_write_claim(&claim, &table->aux[param->index_].lock, &table->aux[param->index_].writing,
-			     table->may_bias);
+	r = pbus_write_claim(&claim, pbus_param_lock(param), &table->aux[param->index_].writing,
+			     &table->header->revocations, table->may_bias);
 	if (r < 0) {
 		fprintf(stderr, "hold-param: cannot claim '%s': %s\n", argv[2], pbus_strerror(r));
 		pbus_table_close(table);

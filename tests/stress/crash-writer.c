@@ -123,9 +123,7 @@ static int worker(void *arg)
 
 static uint64_t lock_word(const struct pbus_param *p)
 {
-	const struct pbus_param_aux *aux = &p->table_->aux[p->index_];
-
-	return __atomic_load_n(&aux->lock, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(pbus_param_lock(p), __ATOMIC_ACQUIRE);
 }
 
 /* Did the dead victim @v leave @p's lock held? */

@@ -249,9 +249,9 @@ static void test_bias_threads(const struct stress_options *o)
 			stress_fail("round %u: final version %" PRIu64 ", but %" PRIu64
 				    " writes completed (an update was lost)",
 				    rounds, pbus_param_seq(p), a.writes_in_round + b.st.writes_in_round);
-		if (p->table_->aux[p->index_].lock != PBUS_LOCK_SHARED)
+		if (*pbus_param_lock(p) != PBUS_LOCK_SHARED)
 			stress_fail("round %u: both threads wrote, but the lock word is 0x%" PRIx64,
-				    rounds, p->table_->aux[p->index_].lock);
+				    rounds, *pbus_param_lock(p));
 		both++;
 		rounds++;
 	}
@@ -382,7 +382,7 @@ static void test_bias_crash(const struct stress_options *o)
 			stress_fail("round %u: the victim ended with %s", round, stress_status_text(status));
 			break;
 		}
-		lock = __atomic_load_n(&p->table_->aux[p->index_].lock, __ATOMIC_ACQUIRE);
+		lock = __atomic_load_n(pbus_param_lock(p), __ATOMIC_ACQUIRE);
 		writing = __atomic_load_n(&t->aux[round].writing, __ATOMIC_ACQUIRE);
 		if ((lock & PBUS_LOCK_STATE_MASK) != PBUS_LOCK_BIASED || pbus_token_tid(lock) != (uint32_t)v)
 			stress_fail("round %u: the victim did not hold the bias (lock word 0x%" PRIx64 ")",
@@ -401,7 +401,7 @@ static void test_bias_crash(const struct stress_options *o)
 		if (pbus_param_read(p, words, sizeof(words), &s) < 0 || words[0] != ((uint64_t)4 << 48 | round) ||
 		    check_value(words, &s))
 			stress_fail("round %u: our write does not read back", round);
-		lock = __atomic_load_n(&p->table_->aux[p->index_].lock, __ATOMIC_ACQUIRE);
+		lock = __atomic_load_n(pbus_param_lock(p), __ATOMIC_ACQUIRE);
 		if (lock != (PBUS_LOCK_BIASED | pbus_thread_token()))
 			stress_fail("round %u: the dead owner's bias did not pass to us (lock word 0x%" PRIx64
 				    ")", round, lock);

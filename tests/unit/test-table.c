@@ -765,7 +765,8 @@ static int stopped_holder(const char *name, bool as_lock)
 
 	if (pbus_table_open(instance, PBUS_OPEN_WRITE, &t) < 0 || pbus_table_find(t, name, &p) < 0)
 		return 1;
-	if (pbus_write_claim(&c, &t->aux[p->index_].lock, &t->aux[p->index_].writing, !as_lock) < 0)
+	if (pbus_write_claim(&c, pbus_param_lock(p), &t->aux[p->index_].writing, &t->header->revocations,
+			     !as_lock) < 0)
 		return 2;
 	raise(SIGSTOP);
 	pbus_write_release(&c);
@@ -1077,7 +1078,7 @@ out:
 
 static uint64_t lock_word(const struct pbus_param *p)
 {
-	return __atomic_load_n(&p->table_->aux[p->index_].lock, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(pbus_param_lock(p), __ATOMIC_ACQUIRE);
 }
 
 static uint64_t writing_word(const struct pbus_table *t, const struct pbus_param *p)

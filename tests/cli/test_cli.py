@@ -96,9 +96,11 @@ class Result:
 class Daemon:
     """One pbusd serving the test schema; started ready, stopped for sure."""
 
-    def __init__(self, ctx, instance, state_dir, schema=SCHEMA, extra=(), popen=None):
-        """@popen: more arguments for subprocess.Popen (user, env, preexec_fn)."""
+    def __init__(self, ctx, instance, state_dir, schema=SCHEMA, extra=(), popen=None, pbusd=None):
+        """@popen: more arguments for subprocess.Popen (user, env, preexec_fn);
+        @pbusd: another copy of the daemon (one another user can reach)."""
         self.ctx, self.instance, self.state_dir = ctx, instance, state_dir
+        self.pbusd = pbusd or ctx.pbusd
         self.schema, self.extra = schema, list(extra)
         self.popen = dict(popen or {})
         self.proc = None
@@ -109,7 +111,7 @@ class Daemon:
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(
-                [self.ctx.pbusd, "--schema", self.schema, "--instance", self.instance,
+                [self.pbusd, "--schema", self.schema, "--instance", self.instance,
                  "--state-dir", self.state_dir, "--notify-fd", str(w)] + self.extra,
                 pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log, **self.popen)
         finally:

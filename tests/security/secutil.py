@@ -29,6 +29,7 @@ import json
 import os
 import pwd
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -39,6 +40,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "server"))
+sys.path.insert(0, HERE)  # a copy run by a test user has protocol.py beside it (reachable())
 sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
 import protocol as P  # noqa: E402
 
@@ -151,9 +153,29 @@ def _python_for_everybody():
     return exe
 
 
-def program(*args):
-    """The argv that runs this file as a program with @args (as any user)."""
-    return [_python_for_everybody(), os.path.abspath(__file__)] + [str(a) for a in args]
+def reachable(tmp, *paths):
+    """Copies of the files @paths that the test users can reach and run:
+    the checkout and its build may lie below a folder only root may enter (a
+    CI's temporary clone). @tmp: the test's own folder, mode 0755, where
+    the copies go (its subfolder for-everybody)."""
+    folder = os.path.join(tmp, "for-everybody")
+    os.makedirs(folder, exist_ok=True)
+    os.chmod(folder, 0o755)
+    copies = []
+    for path in paths:
+        copy = os.path.join(folder, os.path.basename(path))
+        if not os.path.exists(copy):
+            shutil.copy2(path, copy)
+            os.chmod(copy, 0o755)
+        copies.append(copy)
+    return copies[0] if len(copies) == 1 else copies
+
+
+def program(tmp, *args):
+    """The argv that runs this file as a program with @args, as any user
+    (from copies in @tmp: see reachable())."""
+    script, _ = reachable(tmp, os.path.abspath(__file__), os.path.join(TOP, "tests", "server", "protocol.py"))
+    return [_python_for_everybody(), script] + [str(a) for a in args]
 
 
 # --- The attacker's programs -------------------------------------------------------

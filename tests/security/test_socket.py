@@ -49,7 +49,7 @@ sys.path.insert(0, os.path.join(TOP, "tests", "server"))
 sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
 import protocol as P  # noqa: E402
 from secutil import (OWNER_USER, TEST_USER, as_user, ensure_owner_user, ensure_user, hello,  # noqa: E402
-                     popen_as, program, user_ids)
+                     popen_as, program, reachable, user_ids)
 from test_cli import (TIMEOUT, Daemon, Failure, Result, case_name, check, one_line_error,  # noqa: E402
                       run_case)
 from test_protocol import ServerContext, expect_error, expect_reply, stats, wait_until  # noqa: E402
@@ -147,9 +147,19 @@ def error_lines(log):
     return [l for l in log.splitlines() if ": error: " in l]
 
 
+def owner_daemon(ctx, instance, state_dir, extra):
+    """A pbusd to run as pbus-test-owner, from copies that user can reach."""
+    pbusd, fixture = reachable(ctx.tmp, ctx.pbusd, FIXTURE)
+    return Daemon(ctx, instance, state_dir, fixture, extra, owner_popen(), pbusd=pbusd)
+
+
 def refused_start(ctx, instance, extra, popen, state_dir, what):
-    """Start pbusd, which must refuse: exit status 1, no READY. Its log."""
-    d = Daemon(ctx, instance, state_dir, FIXTURE, extra, popen)
+    """Start pbusd (as pbus-test-owner if @popen is owner_popen()), which
+    must refuse: exit status 1, no READY. Its log."""
+    if popen and "user" in popen:
+        d = owner_daemon(ctx, instance, state_dir, extra)
+    else:
+        d = Daemon(ctx, instance, state_dir, FIXTURE, extra, popen)
     try:
         d.start()
     except Failure:
@@ -339,7 +349,7 @@ def socket_dir_refused(ctx):
                   "root's pbusd with --socket-dir of pbus-test's")
     # And the default folder, when pbusd makes it itself: its own, 0755.
     remove_tree(default_dir)
-    d = Daemon(ctx, ctx.new_instance_name(), state, FIXTURE, [], owner_popen()).start()
+    d = owner_daemon(ctx, ctx.new_instance_name(), state, []).start()
     try:
         st = os.lstat(default_dir)
         check(stat.S_ISDIR(st.st_mode) and st.st_uid == owner and stat.S_IMODE(st.st_mode) == 0o755,
@@ -361,7 +371,7 @@ def fake_server(ctx):
     os.chown(evil, attacker, attacker_gid)
     instance = ctx.new_instance_name()
     sock = os.path.join(evil, instance + ".sock")
-    fake = ctx.spawn(popen_as(TEST_USER, program("fake-server", sock, FIXTURE), stdin=subprocess.DEVNULL,
+    fake = ctx.spawn(popen_as(TEST_USER, program(ctx.tmp, "fake-server", sock, reachable(ctx.tmp, FIXTURE)), stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     check(read_json_line(fake, "fake server") == "listening", "fake server not listening")
     env = {"PBUS_SOCKET_DIR": evil}
@@ -399,7 +409,7 @@ def owner_by_env(ctx):
     os.mkdir(folder)
     os.chown(folder, owner, user_ids(OWNER_USER)[1])
     state = owner_state_dir(ctx, "state-owner-env")
-    d = Daemon(ctx, ctx.new_instance_name(), state, FIXTURE, ["--socket-dir", folder], owner_popen()).start()
+    d = owner_daemon(ctx, ctx.new_instance_name(), state, ["--socket-dir", folder]).start()
     try:
         env = {"PBUS_SOCKET_DIR": folder}
         one_line_error(ctx.run_pbus("set", "d1=3", instance=d.instance, env=env), 1,
@@ -501,7 +511,7 @@ def busy_set_after_release(ctx):
 # Attack 9: connections hoarded.
 
 def hoarder(ctx, user, daemon, most):
-    proc = ctx.spawn(popen_as(user, program("hoard", ctx.path(daemon), most), stdin=subprocess.PIPE,
+    proc = ctx.spawn(popen_as(user, program(ctx.tmp, "hoard", ctx.path(daemon), most), stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     return proc, read_json_line(proc, f"hoarder {user}", timeout=30)
 

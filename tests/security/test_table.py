@@ -67,7 +67,7 @@ class TableContext(Context):
     def attacker(self, *args, wait_for="ready"):
         """attack ARGS as the unprivileged user; returns once it printed a
         line starting with @wait_for (or ended), with the lines so far."""
-        p = self.spawn([self.attack] + [str(a) for a in args], user=secutil.TEST_USER,
+        p = self.spawn([secutil.reachable(self.tmp, self.attack)] + [str(a) for a in args], user=secutil.TEST_USER,
                        stdout=subprocess.PIPE, text=True)
         lines = []
         deadline = time.monotonic() + TIMEOUT
@@ -249,7 +249,8 @@ def lock_file_of_another_user(ctx):
     ctx.instance = ctx.new_instance_name()
     a = ctx.attacker("lock", ctx.instance, wait_for="ok")
     check(a.lines and a.lines[-1].startswith("ok: holding"), f"the attacker could not make the lock: {a.lines}")
-    p = subprocess.run([ctx.pbusd, "--schema", ctx.schema, "--instance", ctx.instance, "--state-dir", state,
+    pbusd, schema = secutil.reachable(ctx.tmp, ctx.pbusd, ctx.schema)
+    p = subprocess.run([pbusd, "--schema", schema, "--instance", ctx.instance, "--state-dir", state,
                         "--no-socket"], user=uid, group=gid, extra_groups=[], capture_output=True, text=True,
                        timeout=TIMEOUT)
     lines = p.stderr.strip().splitlines()

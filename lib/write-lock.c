@@ -267,27 +267,16 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 			pbus_cpu_relax();
 			continue;
 		}
-		if (!wait) {
-			/* No sleeping: a live holder makes it -EAGAIN now, a dead one
-			 * is taken over as below, after one look at its life. */
-			if ((cur & ~PBUS_LOCK_WAITERS) == me || thread_alive(cur))
-				return -EAGAIN;
-			if (!__atomic_compare_exchange_n(lock, &cur, me, false, __ATOMIC_ACQUIRE,
-							 __ATOMIC_RELAXED))
-				continue;
-			c->biased = false;
-			c->unlock_to = PBUS_LOCK_SHARED;
-			return quiesce(lock, writing, revocations, me, false);
-		}
 		/* The clocks below are measured per holder: a stream of different
-		 * live holders is contention, not a stuck holder. */
+		 * live holders is contention, not a stuck holder. Without @wait,
+		 * no sleeping: one look at the holder's life, now. */
 		now = pbus_monotonic_ns();
 		if ((cur & ~PBUS_LOCK_WAITERS) != watched) {
 			watched = cur & ~PBUS_LOCK_WAITERS;
 			since = now;
 			next_check = now + FIRST_CHECK_NS;
 		}
-		if (now < next_check) {
+		if (now < next_check && wait) {
 			if (!(cur & PBUS_LOCK_WAITERS) &&
 			    !__atomic_compare_exchange_n(lock, &cur, cur | PBUS_LOCK_WAITERS, false,
 							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -308,8 +297,10 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 				continue;
 			c->biased = false;
 			c->unlock_to = PBUS_LOCK_SHARED;
-			return quiesce(lock, writing, revocations, me, true);
+			return quiesce(lock, writing, revocations, me, wait);
 		}
+		if (!wait)
+			return -EAGAIN;
 		if (now - since > LIVE_HOLDER_TIMEOUT_NS)
 			return -EBUSY;
 	}

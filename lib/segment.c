@@ -160,11 +160,14 @@ int pbus_wake_attach(struct pbus_table *t)
 	uint64_t need = pbus_wake_segment_bytes(h->param_count);
 	struct shmid_ds ds;
 	void *base;
+	int attach_error = 0;
 
 	if (h->wake_size < need || h->wake_id > INT32_MAX)
 		return -EPROTO;
 	base = shmat((int)h->wake_id, NULL, 0);
-	if (base != (void *)-1) {
+	if (base == (void *)-1) {
+		attach_error = errno; /* before /proc is read below */
+	} else {
 		/* Attached, the id names this segment until we detach: its
 		 * status is the truth about what we mapped. Only the process
 		 * that created the value segment, as its owner, made the one
@@ -183,7 +186,7 @@ int pbus_wake_attach(struct pbus_table *t)
 	 * owner keeps its wake segment attached. */
 	if (pbus_process_alive(h->owner_pid, h->owner_start) &&
 	    __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) <= PBUS_SEGMENT_LIVE)
-		return base == (void *)-1 && (errno == EACCES || errno == ENOMEM) ? -errno : -EPROTO;
+		return attach_error == EACCES || attach_error == ENOMEM ? -attach_error : -EPROTO;
 	/* An orphan: nobody who shared the wake segment is left to wake or to
 	 * be woken, and the next owner replaces the instance. A private zero
 	 * page stands in, so that reads, writes and waits (which see the
@@ -523,14 +526,10 @@ int pbus_instance_create(const char *instance, const struct pbus_schema *schema,
 	if (!pbus_instance_name_valid(instance) || !schema || !ret_table || (mode & ~0777u) ||
 	    (mode & S_IWOTH))
 		return -EINVAL;
-	t = calloc(1, sizeof(*t));
+	t = pbus_table_new(instance, PBUS_OPEN_PROVIDER);
 	if (!t)
 		return -ENOMEM;
-	t->lock_fd = -1;
-	t->temp_fd = -1;
 	t->owner = true;
-	t->flags = PBUS_OPEN_PROVIDER;
-	snprintf(t->instance, sizeof(t->instance), "%s", instance);
 
 	/* One owner per instance: a lock the kernel drops when the owner dies. */
 	if ((r = take_instance_lock(instance, &t->lock_fd)) < 0)

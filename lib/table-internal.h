@@ -102,6 +102,11 @@ int pbus_segment_validate_instance(const unsigned char *base, size_t size, const
  * stand-in. */
 int pbus_wake_attach(struct pbus_table *table);
 
+/* A table object of @instance (a valid name) with @flags, mapping nothing
+ * yet: what pbus_table_open() and pbus_instance_create() fill in. NULL if
+ * out of memory; freed with pbus_table_destroy(). */
+struct pbus_table *pbus_table_new(const char *instance, unsigned flags);
+
 /* Fill the table's resolved arrays from its validated mapping. */
 int pbus_table_resolve(struct pbus_table *table);
 
@@ -355,10 +360,16 @@ static inline int pbus_write_claim(struct pbus_write_claim *c, uint64_t *lock, u
 	return pbus_write_claim_slow(c, lock, writing, revocations, may_bias, true);
 }
 
-/* The lock word of parameter @param (the second word of its slot). */
+/* The lock word of the slot at @slot (its second word). */
+static inline uint64_t *pbus_slot_lock(const void *slot)
+{
+	return (uint64_t *)(void *)((unsigned char *)slot + 8);
+}
+
+/* The lock word of parameter @param. */
 static inline uint64_t *pbus_param_lock(const struct pbus_param *param)
 {
-	return (uint64_t *)(void *)((unsigned char *)param->slot_ + 8);
+	return pbus_slot_lock(param->slot_);
 }
 
 /* A spinning thread's pause: the sibling hyperthread gets the core, and

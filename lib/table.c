@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -118,6 +119,19 @@ int pbus_table_resolve(struct pbus_table *t)
 	return 0;
 }
 
+struct pbus_table *pbus_table_new(const char *instance, unsigned flags)
+{
+	struct pbus_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->lock_fd = -1;
+	t->temp_fd = -1;
+	t->flags = flags;
+	snprintf(t->instance, sizeof(t->instance), "%s", instance);
+	return t;
+}
+
 void pbus_table_destroy(struct pbus_table *t)
 {
 	if (!t)
@@ -164,17 +178,13 @@ int pbus_table_open(const char *instance, unsigned flags, struct pbus_table **re
 
 	if (!pbus_instance_name_valid(instance) || !ret_table || (flags & ~(unsigned)PBUS_OPEN_PROVIDER))
 		return -EINVAL;
-	t = calloc(1, sizeof(*t));
+	t = pbus_table_new(instance, flags);
 	if (!t)
 		return -ENOMEM;
-	t->lock_fd = -1;
-	t->temp_fd = -1;
-	t->flags = flags;
 	/* An application's writers may own the parameters they alone write
 	 * (pbusd's own table never takes a bias: its writes are rare and would
 	 * only cost the application a revocation). */
 	t->may_bias = (flags & PBUS_OPEN_WRITE) != 0;
-	memcpy(t->instance, instance, strlen(instance) + 1);
 	r = open_segments(t, instance, flags);
 	if (r == 0)
 		r = pbus_table_resolve(t);

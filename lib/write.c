@@ -758,7 +758,7 @@ void pbus_batch_free(struct pbus_batch *batch)
  * writer holds it). */
 WRITE_PATH bool fast_lock(const struct batch_step *st, uint64_t me)
 {
-	uint64_t *lock = (uint64_t *)(void *)(st->slot + 8);
+	uint64_t *lock = pbus_slot_lock(st->slot);
 
 	uint64_t word = PBUS_LOCK_SHARED;
 
@@ -778,15 +778,10 @@ WRITE_PATH bool fast_lock(const struct batch_step *st, uint64_t me)
 
 /* Let go of the fast claims of @batch, unchanged (a lock back to SHARED,
  * which it was; an announcement cleared). */
-static void fast_undo(struct pbus_batch *batch)
+static void fast_undo(struct pbus_batch *batch, const struct write_context *ctx)
 {
 	for (size_t n = 0; n < batch->count; n++) {
-		const struct batch_step *st = &batch->steps[n];
-
-		if (batch->holds[n] == HOLD_BIAS)
-			__atomic_store_n(st->writing, 0, __ATOMIC_RELEASE);
-		else if (batch->holds[n] == HOLD_LOCK_TO_SHARED)
-			pbus_write_hand_over((uint64_t *)(void *)(st->slot + 8), PBUS_LOCK_SHARED);
+		release_hold(ctx, batch->steps[n].index, batch->holds[n]);
 		batch->holds[n] = 0;
 	}
 }
@@ -822,7 +817,7 @@ WRITE_PATH int fast_claims_known(struct pbus_batch *batch, const struct write_co
 	}
 	return (int)locked;
 undo:
-	fast_undo(batch);
+	fast_undo(batch, ctx);
 	return -1;
 }
 
@@ -837,7 +832,8 @@ static int fast_claims_looking(struct pbus_batch *batch, const struct write_cont
 	batch->verified_by = 0;
 	for (size_t n = 0; n < count; n++) {
 		const struct batch_step *st = &batch->steps[n];
-		uint64_t *lock = (uint64_t *)(void *)(st->slot + 8);
+		uint64_t *lock = pbus_slot_lock(st->slot);
+		struct pbus_write_claim c;
 		uint64_t word;
 
 		batch->holds[n] = 0;
@@ -845,12 +841,8 @@ static int fast_claims_looking(struct pbus_batch *batch, const struct write_cont
 			goto undo;
 		word = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
 		if (word == biased) {
-			__atomic_store_n(st->writing, me, __ATOMIC_RELAXED);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			if (__atomic_load_n(lock, __ATOMIC_RELAXED) != biased) {
-				__atomic_store_n(st->writing, 0, __ATOMIC_RELEASE);
+			if (!pbus_write_claim_biased(&c, lock, st->writing, me))
 				goto undo;
-			}
 			batch->holds[n] = HOLD_BIAS;
 		} else if ((word & PBUS_LOCK_WAITERS) == 0 && (word & ~PBUS_LOCK_WAITERS) != me) {
 			/* Shared, or held for a moment by its other writer: locked
@@ -879,7 +871,7 @@ undo:
 	for (size_t n = 0; n < count; n++)
 		if (batch->holds[n] == HOLD_LOCK_PENDING)
 			batch->holds[n] = 0;
-	fast_undo(batch);
+	fast_undo(batch, ctx);
 	return -1;
 }
 

@@ -103,11 +103,21 @@ int tool_exit_status(int negative_errno)
 	}
 }
 
+/* " (name)" of user @uid for a message, or "" if it has none. */
+static const char *user_name_note(uid_t uid, char *buf, size_t size)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	buf[0] = 0;
+	if (pw)
+		snprintf(buf, size, " (%s)", pw->pw_name);
+	return buf;
+}
+
 /* pbus_table_open() refused the segment's owner or mode: say whose it is. */
 static int untrusted_segment(const char *name)
 {
 	char path[PATH_MAX], who[300] = "";
-	struct passwd *pw;
 	struct stat st;
 
 	snprintf(path, sizeof(path), "/dev/shm/pbus.%s", name);
@@ -116,9 +126,7 @@ static int untrusted_segment(const char *name)
 			   "(root, you, or $PBUS_OWNER)", name);
 		return TOOL_EXIT_FAILURE;
 	}
-	pw = getpwuid(st.st_uid);
-	if (pw)
-		snprintf(who, sizeof(who), " (%s)", pw->pw_name);
+	user_name_note(st.st_uid, who, sizeof(who));
 	if (st.st_uid == 0 || st.st_uid == geteuid())
 		tool_error("instance '%s': %s (uid %u%s) is writable by everybody (mode %04o): not "
 			   "believed", name, path, (unsigned)st.st_uid, who, (unsigned)(st.st_mode & 07777));
@@ -192,7 +200,6 @@ static int no_server(const char *name, int negative_errno, const char *hint)
 static int untrusted_server(const char *name)
 {
 	char path[PATH_MAX], who[300] = "";
-	struct passwd *pw;
 	uid_t uid;
 	int r = pbus_client_server_uid(name, NULL, path, sizeof(path), &uid);
 
@@ -201,9 +208,7 @@ static int untrusted_server(const char *name)
 			   "(root, you, or $PBUS_OWNER)", name);
 		return TOOL_EXIT_FAILURE;
 	}
-	pw = getpwuid(uid);
-	if (pw)
-		snprintf(who, sizeof(who), " (%s)", pw->pw_name);
+	user_name_note(uid, who, sizeof(who));
 	tool_error("instance '%s': socket %s is served by uid %u%s, not a trusted owner (root, you, or "
 		   "$PBUS_OWNER)", name, path, (unsigned)uid, who);
 	return TOOL_EXIT_FAILURE;

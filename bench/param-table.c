@@ -17,11 +17,15 @@
  *                   by name, parameters resolved once and held by value as
  *                   the generated bindings hold them, read with the inline
  *                   pbus_param_get_double(); a Randomizer writes each pass's
- *                   doubles with a prepared batch (pbus_batch_write(): each
- *                   parameter claimed and published on its own, one clock
- *                   reading per pass), the record with pbus_param_set()
+ *                   doubles with a prepared batch, each value on its own
+ *                   (pbus_batch_write_each(): each parameter claimed and
+ *                   published on its own, as the lock variants write, one
+ *                   clock reading per pass), the record with pbus_param_set()
  *   parambus-setter the same, but a Randomizer writes each double with its
  *                   own pbus_param_set_double() call
+ *   parambus-atomic the same, but a Randomizer writes each pass as one
+ *                   all-or-nothing batch (pbus_batch_write(): every
+ *                   parameter claimed before the first is written)
  *
  * The table: 200 doubles p000..p199 and a 64-byte record. The lock-based
  * variants lay it out as the study did: a segment made with shm_open + mmap
@@ -88,9 +92,11 @@
 #define PT_RWLOCK_PARAM 4
 #define PT_SEQLOCK_TABLE 5
 #define PT_SEQLOCK_PARAM 6
-#define PT_PARAMBUS 7        /* parambus: each Randomizer pass as a prepared batch */
+#define PT_PARAMBUS 7        /* parambus: each Randomizer pass as a prepared batch, each value on its own */
 #define PT_PARAMBUS_SETTER 8 /* parambus: one typed setter call per value */
-#define PT_IS_PARAMBUS (PT_VARIANT == PT_PARAMBUS || PT_VARIANT == PT_PARAMBUS_SETTER)
+#define PT_PARAMBUS_ATOMIC 9 /* parambus: each Randomizer pass as an all-or-nothing batch */
+#define PT_IS_PARAMBUS \
+	(PT_VARIANT == PT_PARAMBUS || PT_VARIANT == PT_PARAMBUS_SETTER || PT_VARIANT == PT_PARAMBUS_ATOMIC)
 
 #ifndef PT_VARIANT
 #error "build with -DPT_VARIANT=PT_<VARIANT> and -DPT_VARIANT_NAME=\"...\""
@@ -697,12 +703,13 @@ static int displayer_iteration(struct counts *c)
 	return 0;
 }
 
-#if PT_VARIANT == PT_PARAMBUS
-/* One Randomizer iteration with a prepared batch (pbus_batch_write()): the
- * pass's @n doubles in a record, as a measurement loop fills its own, then
- * one call that checks and writes them, each parameter locked and
- * published on its own, with one clock reading for the pass; then the
- * record parameter (a string: batches take scalars), as the other variant. */
+#if PT_VARIANT == PT_PARAMBUS || PT_VARIANT == PT_PARAMBUS_ATOMIC
+/* One Randomizer iteration with a prepared batch: the pass's @n doubles in a
+ * record, as a measurement loop fills its own, then one call that checks
+ * and writes them with one clock reading for the pass (parambus: each
+ * parameter claimed and published on its own; parambus-atomic: all claimed
+ * before the first is written); then the record parameter (a string:
+ * batches take scalars), as the other variant. */
 static int randomizer_iteration(unsigned n, uint64_t k, unsigned id)
 {
 	static struct pbus_batch *batch;
@@ -726,7 +733,11 @@ static int randomizer_iteration(unsigned n, uint64_t k, unsigned id)
 	}
 	for (unsigned i = 0; i < n; i++)
 		values[i] = bits;
+#if PT_VARIANT == PT_PARAMBUS
+	r = pbus_batch_write_each(batch, values, NULL, 0, NULL);
+#else
 	r = pbus_batch_write(batch, values, NULL, 0);
+#endif
 	if (r < 0) {
 		note_error(r);
 		return -1;

@@ -10,7 +10,8 @@ build/bench/param-table.json and a table.
 
 BUILD_DIR holds bench/param-table-<variant> and daemon/pbusd. For the
 parambus variants (parambus: the Randomizers write each pass as a prepared
-batch, which the keys use; parambus-setter: one typed setter call per value)
+batch, each value on its own, which the keys use; parambus-setter: one typed
+setter call per value; parambus-atomic: each pass as one all-or-nothing batch)
 every run starts a fresh pbusd on bench/schemas/param-table.pbs (instance
 bench-<pid>) and stops it with SIGTERM afterwards.
 
@@ -50,7 +51,7 @@ import time
 import hoststat  # bench/hoststat.py
 
 VARIANTS = ["none", "mutex-table", "mutex-param", "rwlock-table", "rwlock-param",
-            "seqlock-table", "seqlock-param", "parambus", "parambus-setter"]
+            "seqlock-table", "seqlock-param", "parambus", "parambus-setter", "parambus-atomic"]
 LOCK_VARIANTS = VARIANTS[1:7]
 SYNCHRONISED = VARIANTS[1:]
 WINDOW_S = 0.1
@@ -403,6 +404,13 @@ def keys(summary, runs):
                                                   f22["randomizer200"]["mops_median"])
         res["setter_displayer_vs_floor"] = ratio(displayer_rate(s22), displayer_rate(f22))
         res["setter_dominated_by"] = len(beaten_by(summary, s22))
+    # And with each pass as one all-or-nothing batch.
+    if "parambus-atomic" in summary:
+        a22 = summary["parambus-atomic"]["2+2"]
+        res["atomic_randomizer_vs_floor"] = ratio(a22["randomizer200"]["mops_median"],
+                                                  f22["randomizer200"]["mops_median"])
+        res["atomic_displayer_vs_floor"] = ratio(displayer_rate(a22), displayer_rate(f22))
+        res["atomic_dominated_by"] = len(beaten_by(summary, a22))
     if "60hz" in pb:
         res["cpu_percent_60hz_max"] = max(max(p["cpu_percent"]) for p in pb["60hz"].values())
         res["cpu_percent_60hz_max_precise"] = max(max(p["cpu_percent_precise"])

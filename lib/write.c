@@ -306,10 +306,12 @@ static __attribute__((noinline)) int write_scalar_general(struct pbus_table *tab
  *
  * @w: the call's context (write_context()); @param: the table's own or a
  * copy; @bits: the value (checked) as its stored word (scalar_bits()),
- * @size bytes of it; @ts: the timestamp.
+ * @size bytes of it; @ts: the timestamp; @batched: leave the waiter
+ * handshake to the caller's batch_handshake() after its last write (the
+ * general path makes its own all the same).
  */
 WRITE_PATH int write_scalar(const struct write_context *w, const struct pbus_param *param,
-			    uint64_t bits, uint32_t size, uint64_t ts, uint32_t status)
+			    uint64_t bits, uint32_t size, uint64_t ts, uint32_t status, bool batched)
 {
 	uint32_t index = param->index_;
 	unsigned char *slot = (unsigned char *)param->slot_;
@@ -331,6 +333,8 @@ WRITE_PATH int write_scalar(const struct write_context *w, const struct pbus_par
 	}
 	seq = store_scalar(slot, bits, size, ts, status);
 	pbus_write_release(&claim);
+	if (batched)
+		return 0; /* the batch's handshake follows its last write */
 	if (!claim.biased)
 		handshake_fence();
 	return write_published(w->table, index, seq, NULL);
@@ -888,6 +892,28 @@ WRITE_PATH int fast_claims(struct pbus_batch *batch, const struct write_context 
 	return fast_claims_looking(batch, ctx);
 }
 
+/* Every check of a prepared batch's pass, before anything is written: the
+ * instance, the statuses, the values that need checks. */
+static int batch_check(const struct pbus_batch *batch, const unsigned char *rec, const uint32_t *status)
+{
+	const struct pbus_table *table = batch->table;
+
+	if (table_gone(table))
+		return -ESTALE;
+	for (size_t i = 0; status && i < batch->count; i++) {
+		if (status[i] > PBUS_STATUS_INVALID)
+			return -EINVAL;
+	}
+	for (size_t k = 0; k < batch->checked_count; k++) {
+		const struct batch_field *f = &batch->fields[batch->checked[k]];
+		int r = pbus_value_check(&table->types[f->param.index_], rec + f->offset, f->param.value_size_);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_t *status,
 		     uint64_t timestamp_ns)
 {
@@ -902,19 +928,9 @@ int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_
 		return -EINVAL;
 	table = batch->table;
 	count = batch->count;
-	if (table_gone(table))
-		return -ESTALE;
-	for (size_t i = 0; status && i < count; i++) {
-		if (status[i] > PBUS_STATUS_INVALID)
-			return -EINVAL;
-	}
-	for (size_t k = 0; k < batch->checked_count; k++) {
-		const struct batch_field *f = &batch->fields[batch->checked[k]];
-
-		r = pbus_value_check(&table->types[f->param.index_], rec + f->offset, f->param.value_size_);
-		if (r < 0)
-			return r;
-	}
+	r = batch_check(batch, rec, status);
+	if (r < 0)
+		return r;
 	/* The writes of one batch happen at one moment. */
 	if (timestamp_ns == 0)
 		timestamp_ns = pbus_value_clock_ns();
@@ -967,6 +983,44 @@ int pbus_batch_write(struct pbus_batch *batch, const void *record, const uint32_
 	return 0;
 }
 
+int pbus_batch_write_each(struct pbus_batch *batch, const void *record, const uint32_t *status,
+			  uint64_t timestamp_ns, size_t *ret_written)
+{
+	const unsigned char *rec = record;
+	struct write_context ctx;
+	size_t written = 0;
+	int r;
+
+	if (ret_written)
+		*ret_written = 0;
+	if (!batch || !record)
+		return -EINVAL;
+	r = batch_check(batch, rec, status);
+	if (r < 0)
+		return r;
+	if (timestamp_ns == 0)
+		timestamp_ns = pbus_value_clock_ns();
+	ctx = write_context(batch->table);
+	/* As many typed setters, in field order, each parameter claimed,
+	 * published and let go on its own. */
+	for (; written < batch->count; written++) {
+		const struct batch_field *f = &batch->fields[written];
+
+		r = write_scalar(&ctx, &f->param, scalar_bits(rec + f->offset, f->param.value_size_),
+				 f->param.value_size_, timestamp_ns,
+				 status ? status[written] : PBUS_STATUS_OK, true);
+		if (__builtin_expect(r < 0, 0))
+			break;
+	}
+	/* One waiter handshake for what was published. */
+	batch_handshake(batch->table,
+			&(struct batch_indexes){(const unsigned char *)&batch->fields[0].param.index_,
+						sizeof(batch->fields[0]), written, NULL});
+	if (ret_written)
+		*ret_written = written;
+	return r < 0 ? r : 0;
+}
+
 int pbus_param_set(const struct pbus_param *param, const void *value, size_t length)
 {
 	struct pbus_write w = {.status = PBUS_STATUS_OK, .value = value, .length = length};
@@ -1006,7 +1060,7 @@ WRITE_PATH int set_typed(const struct pbus_param *param, unsigned type, const vo
 		 * under load. The clock reading hides much of that wait. */
 		__builtin_prefetch(param->slot_, 1, 3);
 		return write_scalar(&ctx, param, scalar_bits(value, length), (uint32_t)length,
-				    pbus_value_clock_ns(), PBUS_STATUS_OK);
+				    pbus_value_clock_ns(), PBUS_STATUS_OK, false);
 	}
 	return write_one(table, param->index_, value, length, 0, PBUS_STATUS_OK, NULL);
 }

@@ -277,6 +277,24 @@ PBUS_API void pbus_batch_free(struct pbus_batch *batch);
 PBUS_API int pbus_batch_write(struct pbus_batch *batch, const void *record,
 			      const uint32_t *status, uint64_t timestamp_ns);
 
+/*
+ * The same pass without the all-or-nothing rule, for a loop whose values
+ * are independent (no reader needs them as one): the same checks first
+ * (nothing is written if one fails), then each field in field order,
+ * claimed, published and let go on its own, as that many typed setter
+ * calls would, but with one clock reading and one waiter handshake. A
+ * parameter that a stopped writer holds ends the pass with -EBUSY (after
+ * one second), the fields before it written; -ESTALE likewise. *ret_written
+ * (if not NULL) is how many fields, from the first, were written: all of
+ * them when it returns 0. Cheaper than pbus_batch_write() when another
+ * thread writes some of the same parameters, because no parameter is held
+ * while another is claimed.
+ * Threads: as pbus_batch_write().
+ */
+PBUS_API int pbus_batch_write_each(struct pbus_batch *batch, const void *record,
+				   const uint32_t *status, uint64_t timestamp_ns,
+				   size_t *ret_written);
+
 /* Write one parameter (value in its stored encoding), status ok, now. */
 PBUS_API int pbus_param_set(const struct pbus_param *param, const void *value,
 			    size_t length);

@@ -515,6 +515,48 @@ static void prepared_batches(void)
 	CHECK_EQ_INT(pbus_param_seq(find(ro, "vset")), seqs[0] + 2);
 	CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
 	CHECK(d == 2);
+	/* Each value on its own: the same checks first, then every field,
+	 * with one timestamp, each status. */
+	{
+		struct unit_record refused = rec;
+		size_t written = 99;
+
+		status[3] = PBUS_STATUS_INVALID;
+		for (unsigned i = 0; i < 6; i++)
+			seqs[i] = pbus_param_seq(find(ro, names[i]));
+		refused.mode = 5;
+		CHECK_EQ_INT(pbus_batch_write_each(b, &refused, NULL, 0, &written), -ERANGE);
+		CHECK_EQ_INT(written, 0);
+		CHECK_EQ_INT(pbus_batch_write_each(b, NULL, NULL, 0, &written), -EINVAL);
+		CHECK_EQ_INT(pbus_batch_write_each(NULL, &rec, NULL, 0, NULL), -EINVAL);
+		for (unsigned i = 0; i < 6; i++)
+			CHECK_EQ_INT(pbus_param_seq(find(ro, names[i])), seqs[i]);
+		rec.vset = 21.5;
+		rec.f32 = 3.25f;
+		CHECK_EQ_INT(pbus_batch_write_each(b, &rec, status, 777, &written), 0);
+		CHECK_EQ_INT(written, 6);
+		for (unsigned i = 0; i < 6; i++) {
+			unsigned char buf[8];
+
+			CHECK(pbus_param_read(find(ro, names[i]), buf, sizeof(buf), &sample) >= 0);
+			CHECK_EQ_INT(sample.seq, seqs[i] + 1);
+			CHECK_EQ_INT(sample.timestamp_ns, 777);
+			CHECK_EQ_INT(sample.status, status[i]);
+		}
+		CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+		CHECK(d == 21.5);
+		CHECK_EQ_INT(pbus_param_get_float(find(ro, "f32"), &f), PBUS_STATUS_MAJOR);
+		CHECK(f == 3.25f);
+		/* A parameter twice: both writes, in order. */
+		rec.vset = 3;
+		rec.vset_again = 4;
+		CHECK_EQ_INT(pbus_batch_write_each(bad, &rec, NULL, 0, &written), 0);
+		CHECK_EQ_INT(written, 7);
+		CHECK_EQ_INT(pbus_param_seq(find(ro, "vset")), seqs[0] + 3);
+		CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+		CHECK(d == 4);
+		rec.vset = 1;
+	}
 	/* The instrument's own code may batch its read-only measurements. */
 	{
 		struct pbus_batch_field fields[1] = {FIELD(owner, "meas", vset)};
@@ -530,6 +572,12 @@ static void prepared_batches(void)
 	pbus_instance_remove(owner);
 	owner = NULL;
 	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ESTALE);
+	{
+		size_t written = 99;
+
+		CHECK_EQ_INT(pbus_batch_write_each(b, &rec, NULL, 0, &written), -ESTALE);
+		CHECK_EQ_INT(written, 0);
+	}
 out:
 	pbus_batch_free(b);
 	pbus_batch_free(bad);
@@ -803,6 +851,7 @@ static void batches_with_a_busy_parameter(void)
 	double v5 = 5, v7 = 7, got = 0;
 	int16_t i16 = 3;
 	struct pbus_write wr[3];
+	size_t written = 0;
 	int64_t t0;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
@@ -844,11 +893,22 @@ static void batches_with_a_busy_parameter(void)
 		CHECK_EQ_INT(pbus_batch_new(w, fields, 2, &b), 0);
 		CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -EBUSY);
 		CHECK(pbus_param_seq(find(w, "vset")) == seq);
+		/* Each on its own: the fields before the held one are written,
+		 * and the call says so. */
+		t0 = pbus_monotonic_ns();
+		CHECK_EQ_INT(pbus_batch_write_each(b, &rec, NULL, 0, &written), -EBUSY);
+		CHECK(pbus_monotonic_ns() - t0 >= INT64_C(900000000));
+		CHECK_EQ_INT(written, 1);
+		CHECK(pbus_param_seq(find(w, "vset")) == seq + 1);
+		CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &got), 0);
+		CHECK(got == 9);
 		/* The holder dies: everything goes through, at once. */
 		end_holder(child);
 		t0 = pbus_monotonic_ns();
 		CHECK_EQ_INT(pbus_table_write_many_try(w, wr, 2), 0);
 		CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), 0);
+		CHECK_EQ_INT(pbus_batch_write_each(b, &rec, NULL, 0, &written), 0);
+		CHECK_EQ_INT(written, 2);
 		CHECK(pbus_monotonic_ns() - t0 < INT64_C(500000000));
 		CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &got), 0);
 		CHECK(got == 9);

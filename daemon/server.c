@@ -39,7 +39,7 @@
 
 #include "../lib/schema-internal.h"
 #include "../lib/table-internal.h"
-#include "../lib/wire-internal.h"
+#include "../lib/protocol-internal.h"
 #include "pbusd.h"
 
 /* The kernel's send buffer per client: what a client that stops reading
@@ -113,8 +113,7 @@ struct client {
 	bool hello_done, closing;
 	bool in_epoll;           /* its socket is in the epoll set */
 	uint32_t events;         /* what the epoll set asks of its socket */
-	unsigned char *rx;
-	size_t rx_size, rx_capacity;
+	struct pbus_frame_in rx;
 	/* By when the client must have sent its HELLO (from connect) or the
 	 * rest of the frame it began (from its first byte); 0: nothing is
 	 * owed. A client that is late is closed (§4): a half-sent frame
@@ -425,7 +424,7 @@ static void client_free(struct server *s, struct client *c)
 		free_ack(c->acks);
 		c->acks = next;
 	}
-	free(c->rx);
+	pbus_frame_in_free(&c->rx);
 	free(c->groups);
 	pbus_wire_buf_free(&c->tx);
 	for (struct client **p = &s->clients; *p; p = &(*p)->next)
@@ -479,16 +478,12 @@ static void send_error(struct server *s, struct client *c, uint32_t id, int code
 {
 	char message[256];
 	va_list ap;
-	size_t start;
 
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
 	s->errors++;
-	start = pbus_wire_begin(&c->tx, PBUS_WIRE_ERROR, id);
-	pbus_wire_i32(&c->tx, code);
-	pbus_wire_str(&c->tx, message, strlen(message));
-	pbus_wire_end(&c->tx, start);
+	pbus_proto_error_encode(&c->tx, id, code, message);
 	log_msg(LOG_DEBUG, "server: client %d (%s): error %d: %s", (int)c->pid, c->name, code, message);
 }
 
@@ -561,9 +556,7 @@ static void notify_end(struct server *s, struct client *c, size_t start, uint32_
 		pbus_wire_cancel(&c->tx, start);
 		return;
 	}
-	/* The count field follows the subscription id. */
-	pbus_le_store(c->tx.data + start + PBUS_WIRE_HEADER_SIZE + 4, count, 4);
-	pbus_wire_end(&c->tx, start);
+	pbus_proto_values_end(&c->tx, PBUS_WIRE_NOTIFY, start, count);
 	c->notifications++;
 	s->notifications++;
 	s->values_notified += count;
@@ -571,11 +564,7 @@ static void notify_end(struct server *s, struct client *c, size_t start, uint32_
 
 static size_t notify_begin(struct client *c, const struct subscription *sub)
 {
-	size_t start = pbus_wire_begin(&c->tx, PBUS_WIRE_NOTIFY, 0);
-
-	pbus_wire_u32(&c->tx, sub->id);
-	pbus_wire_u32(&c->tx, 0); /* the count, patched by notify_end() */
-	return start;
+	return pbus_proto_values_begin(&c->tx, PBUS_WIRE_NOTIFY, 0, sub->id);
 }
 
 /* Send the pending changes of @sub if it has room and time: the latest
@@ -715,88 +704,57 @@ static bool readable(const struct server *s, uint32_t index)
 	return !(s->params[index]->flags_ & PBUS_PARAM_NOREAD);
 }
 
-static void handle_hello(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+static void handle_hello(struct server *s, struct client *c, uint32_t id, const void *body, size_t n)
 {
-	uint32_t min = pbus_wire_get_u32(r), max = pbus_wire_get_u32(r), name_length;
-	uint64_t hash = pbus_wire_get_u64(r), ours = pbus_schema_hash(s->schema);
-	const char *name = pbus_wire_get_str(r, &name_length);
+	uint64_t ours = pbus_schema_hash(s->schema);
 	unsigned major, minor;
 	const char *interface = pbus_table_interface(s->table, &major, &minor);
-	size_t start;
+	char why[PBUS_PROTO_WHY_MAX];
+	struct pbus_proto_hello m;
 
-	if (!pbus_wire_done(r))
-		return reject(s, c, id, -EPROTO, "malformed HELLO");
-	if (name_length > PBUS_WIRE_NAME_MAX || memchr(name, 0, name_length) ||
-	    !pbus_utf8_valid(name, name_length))
-		return reject(s, c, id, -EPROTO, "HELLO client_name is not UTF-8 of at most %d bytes "
-			      "without NUL", PBUS_WIRE_NAME_MAX);
-	if (min > PBUS_WIRE_VERSION || max < PBUS_WIRE_VERSION || min > max)
+	if (pbus_proto_hello_decode(body, n, &m, why) < 0)
+		return reject(s, c, id, -EPROTO, "%s", why);
+	if (m.min_version > PBUS_WIRE_VERSION || m.max_version < PBUS_WIRE_VERSION ||
+	    m.min_version > m.max_version)
 		return reject(s, c, id, -EPROTONOSUPPORT,
-			      "no common protocol version: client %u..%u, server 1..1", min, max);
-	if (hash && hash != ours)
+			      "no common protocol version: client %u..%u, server 1..1", m.min_version,
+			      m.max_version);
+	if (m.schema_hash && m.schema_hash != ours)
 		return reject(s, c, id, -ESTALE, "schema hash differs: instance 0x%016llx, client 0x%016llx",
-			      (unsigned long long)ours, (unsigned long long)hash);
-	memcpy(c->name, name, name_length);
-	c->name[name_length] = 0;
+			      (unsigned long long)ours, (unsigned long long)m.schema_hash);
+	memcpy(c->name, m.client_name.s, m.client_name.length);
+	c->name[m.client_name.length] = 0;
 	for (char *p = c->name; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	c->hello_done = true;
-	start = pbus_wire_begin(&c->tx, PBUS_WIRE_HELLO_REPLY, id);
-	pbus_wire_u32(&c->tx, PBUS_WIRE_VERSION);
-	pbus_wire_u64(&c->tx, ours);
-	pbus_wire_u32(&c->tx, s->param_count);
-	pbus_wire_u32(&c->tx, s->max_frame);
-	pbus_wire_u32(&c->tx, s->max_subscriptions);
-	pbus_wire_u32(&c->tx, (uint32_t)getpid());
-	pbus_wire_str(&c->tx, s->instance, strlen(s->instance));
-	pbus_wire_str(&c->tx, interface, strlen(interface));
-	pbus_wire_end(&c->tx, start);
+	pbus_proto_hello_reply_encode(&c->tx, id,
+				      &(struct pbus_proto_hello_reply){
+					      .version = PBUS_WIRE_VERSION,
+					      .schema_hash = ours,
+					      .param_count = s->param_count,
+					      .max_frame = s->max_frame,
+					      .max_subscriptions = s->max_subscriptions,
+					      .server_pid = (uint32_t)getpid(),
+					      .instance = {s->instance, (uint32_t)strlen(s->instance)},
+					      .interface = {interface, (uint32_t)strlen(interface)},
+				      });
 	log_msg(LOG_DEBUG, "server: client %d (%s, uid %u) connected", (int)c->pid, c->name,
 		(unsigned)c->uid);
 }
 
-/* "u32 count, count x u32 index" (GET, SUBSCRIBE): the count, and the
- * indexes in place in the body at *ret (pbus_le_load32() each). */
-static int index_list(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r,
-		      const char *what, const unsigned char **ret)
+static void handle_get(struct server *s, struct client *c, uint32_t id, const void *body, size_t n)
 {
-	uint32_t count = pbus_wire_get_u32(r);
-
-	/* The message names the problem: a count out of bounds is not a
-	 * length problem, though its indexes cannot fit either. */
-	if (r->bad) {
-		reject(s, c, id, -EPROTO, "malformed %s: no count", what);
-		return -EPROTO;
-	}
-	if (count == 0) {
-		reject(s, c, id, -EPROTO, "malformed %s: count 0 (at least 1 index)", what);
-		return -EPROTO;
-	}
-	if (count > s->param_count) {
-		reject(s, c, id, -EPROTO, "malformed %s: count %u exceeds the %u parameters of the schema",
-		       what, count, s->param_count);
-		return -EPROTO;
-	}
-	if (pbus_wire_left(r) != (size_t)count * 4) {
-		reject(s, c, id, -EPROTO, "malformed %s: count %u needs %zu bytes of indexes, the frame "
-		       "has %zu", what, count, (size_t)count * 4, pbus_wire_left(r));
-		return -EPROTO;
-	}
-	*ret = pbus_wire_get_bytes(r, (size_t)count * 4);
-	return (int)count;
-}
-
-static void handle_get(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
-{
-	const unsigned char *indexes;
-	int count = index_list(s, c, id, r, "GET", &indexes);
+	char why[PBUS_PROTO_WHY_MAX];
+	struct pbus_proto_indexes l;
+	uint32_t count;
 	size_t start;
 
-	if (count < 0)
-		return;
-	for (int k = 0; k < count; k++) {
-		uint32_t i = pbus_le_load32(indexes + 4 * (size_t)k);
+	if (pbus_proto_get_decode(body, n, s->param_count, &l, why) < 0)
+		return reject(s, c, id, -EPROTO, "%s", why);
+	count = l.count;
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t i = pbus_proto_index(&l, k);
 
 		if (i >= s->param_count)
 			return send_error(s, c, id, -ENOENT, "no parameter %u (the instance has %u)", i,
@@ -805,15 +763,14 @@ static void handle_get(struct server *s, struct client *c, uint32_t id, struct p
 			return send_error(s, c, id, -EACCES, "parameter %u ('%s') is not readable (noRead)",
 					  i, s->schema->params[i].name);
 	}
-	start = pbus_wire_begin(&c->tx, PBUS_WIRE_VALUES, id);
-	pbus_wire_u32(&c->tx, (uint32_t)count);
-	for (int k = 0; k < count; k++)
-		append_value(s, &c->tx, pbus_le_load32(indexes + 4 * (size_t)k), NULL, NULL);
+	start = pbus_proto_values_begin(&c->tx, PBUS_WIRE_VALUES, id, 0);
+	for (uint32_t k = 0; k < count; k++)
+		append_value(s, &c->tx, pbus_proto_index(&l, k), NULL, NULL);
 	if (!c->tx.failed && c->tx.size - start > s->max_frame) {
 		pbus_wire_cancel(&c->tx, start);
-		send_error(s, c, id, -EMSGSIZE, "the %d values take more than the frame limit of %u bytes; "
+		send_error(s, c, id, -EMSGSIZE, "the %u values take more than the frame limit of %u bytes; "
 			   "ask for fewer at a time", count, s->max_frame);
-	} else if (pbus_wire_end(&c->tx, start) < 0) {
+	} else if (pbus_proto_values_end(&c->tx, PBUS_WIRE_VALUES, start, count) < 0) {
 		send_error(s, c, id, -ENOMEM, "out of memory");
 	}
 }
@@ -821,18 +778,7 @@ static void handle_get(struct server *s, struct client *c, uint32_t id, struct p
 static void send_set_reply(struct client *c, uint32_t id, int result, size_t count,
 			   const int32_t *results, const uint64_t *seqs)
 {
-	size_t start = pbus_wire_begin(&c->tx, PBUS_WIRE_SET_REPLY, id);
-	unsigned char *p;
-
-	pbus_wire_i32(&c->tx, result);
-	pbus_wire_u32(&c->tx, (uint32_t)count);
-	/* count x (i32 result, u64 version), in one piece of the buffer */
-	p = pbus_wire_room(&c->tx, 12 * count);
-	for (size_t k = 0; p && k < count; k++) {
-		pbus_le_store(p + 12 * k, (uint32_t)results[k], 4);
-		pbus_le_store(p + 12 * k + 4, seqs ? seqs[k] : 0, 8);
-	}
-	pbus_wire_end(&c->tx, start);
+	pbus_proto_set_reply_encode(&c->tx, id, result, count, results, seqs);
 }
 
 /* May @c write parameter @index? 0, -EACCES (read-only) or -EPERM. */
@@ -1013,30 +959,18 @@ static bool retry_parked(struct server *s, struct client *c, int64_t now)
 	return true;
 }
 
-static void handle_set(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+static void handle_set(struct server *s, struct client *c, uint32_t id, const void *body, size_t n)
 {
-	uint32_t count = pbus_wire_get_u32(r);
 	struct pbus_write *writes = s->set_writes;
 	int32_t *results = s->set_results;
 	uint64_t *seqs = s->set_seqs, *seen = s->set_seen;
+	char why[PBUS_PROTO_WHY_MAX];
+	uint32_t count;
 	int first = 0;
 
-	if (r->bad)
-		return reject(s, c, id, -EPROTO, "malformed SET: no count");
-	if (count == 0)
-		return reject(s, c, id, -EPROTO, "malformed SET: count 0 (at least 1 write)");
-	if (count > s->param_count)
-		return reject(s, c, id, -EPROTO, "malformed SET: count %u exceeds the %u parameters of the "
-			      "schema", count, s->param_count);
-	for (uint32_t k = 0; k < count; k++) {
-		writes[k] = (struct pbus_write){.status = PBUS_STATUS_OK};
-		writes[k].index = pbus_wire_get_u32(r);
-		writes[k].length = pbus_wire_get_u32(r);
-		writes[k].value = pbus_wire_get_bytes(r, writes[k].length);
-		seqs[k] = 0;
-	}
-	if (!pbus_wire_done(r))
-		return reject(s, c, id, -EPROTO, "malformed SET: %u writes do not fill the body", count);
+	if (pbus_proto_set_decode(body, n, s->param_count, writes, &count, why) < 0)
+		return reject(s, c, id, -EPROTO, "%s", why);
+	memset(seqs, 0, count * sizeof(*seqs));
 	/* Steps 1-3 of docs/socket-protocol.md §3.3 here; the value checks
 	 * (4-6) are the table's, done by pbus_table_write_many_try() before it
 	 * applies anything. */
@@ -1078,26 +1012,26 @@ static void handle_set(struct server *s, struct client *c, uint32_t id, struct p
 	send_set_reply(c, id, first, count, results, seqs);
 }
 
-static void handle_subscribe(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+static void handle_subscribe(struct server *s, struct client *c, uint32_t id, const void *body, size_t n)
 {
-	uint32_t min_interval = pbus_wire_get_u32(r);
-	double deadband = pbus_wire_get_f64(r);
+	char why[PBUS_PROTO_WHY_MAX];
+	struct pbus_proto_subscribe m;
 	struct subscription *sub;
-	const unsigned char *raw;
 	uint32_t *indexes = NULL;
+	uint32_t min_interval;
+	double deadband;
 	int count;
-	size_t start;
 
-	if (r->bad)
-		return reject(s, c, id, -EPROTO, "malformed SUBSCRIBE");
-	count = index_list(s, c, id, r, "SUBSCRIBE", &raw);
-	if (count < 0)
-		return;
+	if (pbus_proto_subscribe_decode(body, n, s->param_count, &m, why) < 0)
+		return reject(s, c, id, -EPROTO, "%s", why);
+	min_interval = m.min_interval_us;
+	deadband = m.deadband;
+	count = (int)m.indexes.count;
 	indexes = malloc((size_t)count * sizeof(*indexes));
 	if (!indexes)
 		return send_error(s, c, id, -ENOMEM, "out of memory");
 	for (int k = 0; k < count; k++)
-		indexes[k] = pbus_le_load32(raw + 4 * (size_t)k);
+		indexes[k] = pbus_proto_index(&m.indexes, (size_t)k);
 	if (!(deadband >= 0) || !isfinite(deadband)) {
 		send_error(s, c, id, -EINVAL, "deadband %g is not a finite number >= 0", deadband);
 		goto fail;
@@ -1150,9 +1084,7 @@ static void handle_subscribe(struct server *s, struct client *c, uint32_t id, st
 	sub->next = c->subs;
 	c->subs = sub;
 	c->sub_count++;
-	start = pbus_wire_begin(&c->tx, PBUS_WIRE_SUBSCRIBED, id);
-	pbus_wire_u32(&c->tx, sub->id);
-	pbus_wire_end(&c->tx, start);
+	pbus_proto_u32_encode(&c->tx, PBUS_WIRE_SUBSCRIBED, id, sub->id);
 	update_watch_set(s);
 	/* The first NOTIFY, with every current value, follows the reply once
 	 * that has gone out (service_clients()). */
@@ -1161,13 +1093,13 @@ fail:
 	free(indexes);
 }
 
-static void handle_unsubscribe(struct server *s, struct client *c, uint32_t id, struct pbus_wire_reader *r)
+static void handle_unsubscribe(struct server *s, struct client *c, uint32_t id, const void *body, size_t n)
 {
-	uint32_t sub_id = pbus_wire_get_u32(r);
-	size_t start;
+	char why[PBUS_PROTO_WHY_MAX];
+	uint32_t sub_id;
 
-	if (!pbus_wire_done(r))
-		return reject(s, c, id, -EPROTO, "malformed UNSUBSCRIBE");
+	if (pbus_proto_u32_decode(PBUS_WIRE_UNSUBSCRIBE, body, n, &sub_id, why) < 0)
+		return reject(s, c, id, -EPROTO, "%s", why);
 	for (struct subscription **p = &c->subs; *p; p = &(*p)->next) {
 		struct subscription *sub = *p;
 
@@ -1176,8 +1108,7 @@ static void handle_unsubscribe(struct server *s, struct client *c, uint32_t id, 
 		*p = sub->next;
 		free_subscription(sub);
 		c->sub_count--;
-		start = pbus_wire_begin(&c->tx, PBUS_WIRE_UNSUBSCRIBED, id);
-		pbus_wire_end(&c->tx, start);
+		pbus_proto_empty_encode(&c->tx, PBUS_WIRE_UNSUBSCRIBED, id);
 		update_watch_set(s);
 		return;
 	}
@@ -1188,7 +1119,6 @@ static void handle_stats(struct server *s, struct client *c, uint32_t id)
 {
 	struct pbus_wire_buf json = {0};
 	char line[1024];
-	size_t start;
 	uint32_t subs = 0;
 	int n;
 
@@ -1232,9 +1162,7 @@ static void handle_stats(struct server *s, struct client *c, uint32_t id)
 	if (json.failed) {
 		send_error(s, c, id, -ENOMEM, "out of memory");
 	} else {
-		start = pbus_wire_begin(&c->tx, PBUS_WIRE_STATS, id);
-		pbus_wire_str(&c->tx, (const char *)json.data, json.size);
-		pbus_wire_end(&c->tx, start);
+		pbus_proto_str_encode(&c->tx, PBUS_WIRE_STATS, id, (const char *)json.data, json.size);
 	}
 	pbus_wire_buf_free(&json);
 }
@@ -1242,10 +1170,9 @@ static void handle_stats(struct server *s, struct client *c, uint32_t id)
 static void handle_frame(struct server *s, struct client *c, const struct pbus_wire_header *h,
 			 const unsigned char *body)
 {
-	struct pbus_wire_reader r;
-	size_t start;
+	size_t n = h->length - PBUS_WIRE_HEADER_SIZE;
+	char why[PBUS_PROTO_WHY_MAX];
 
-	pbus_wire_reader_init(&r, body, h->length - PBUS_WIRE_HEADER_SIZE);
 	c->requests++;
 	s->requests++;
 	if (!c->hello_done && h->type != PBUS_WIRE_HELLO)
@@ -1254,26 +1181,22 @@ static void handle_frame(struct server *s, struct client *c, const struct pbus_w
 	case PBUS_WIRE_HELLO:
 		if (c->hello_done)
 			return reject(s, c, h->id, -EPROTO, "HELLO twice");
-		return handle_hello(s, c, h->id, &r);
+		return handle_hello(s, c, h->id, body, n);
 	case PBUS_WIRE_SCHEMA_GET:
-		if (!pbus_wire_done(&r))
-			return reject(s, c, h->id, -EPROTO, "malformed SCHEMA_GET");
-		start = pbus_wire_begin(&c->tx, PBUS_WIRE_SCHEMA, h->id);
-		pbus_wire_str(&c->tx, s->schema_text, s->schema_length);
-		pbus_wire_end(&c->tx, start);
+		if (pbus_proto_empty_decode(PBUS_WIRE_SCHEMA_GET, n, why) < 0)
+			return reject(s, c, h->id, -EPROTO, "%s", why);
+		pbus_proto_str_encode(&c->tx, PBUS_WIRE_SCHEMA, h->id, s->schema_text, s->schema_length);
 		return;
-	case PBUS_WIRE_GET: return handle_get(s, c, h->id, &r);
-	case PBUS_WIRE_SET: return handle_set(s, c, h->id, &r);
-	case PBUS_WIRE_SUBSCRIBE: return handle_subscribe(s, c, h->id, &r);
-	case PBUS_WIRE_UNSUBSCRIBE: return handle_unsubscribe(s, c, h->id, &r);
+	case PBUS_WIRE_GET: return handle_get(s, c, h->id, body, n);
+	case PBUS_WIRE_SET: return handle_set(s, c, h->id, body, n);
+	case PBUS_WIRE_SUBSCRIBE: return handle_subscribe(s, c, h->id, body, n);
+	case PBUS_WIRE_UNSUBSCRIBE: return handle_unsubscribe(s, c, h->id, body, n);
 	case PBUS_WIRE_STATS_GET:
-		if (!pbus_wire_done(&r))
-			return reject(s, c, h->id, -EPROTO, "malformed STATS_GET");
+		if (pbus_proto_empty_decode(PBUS_WIRE_STATS_GET, n, why) < 0)
+			return reject(s, c, h->id, -EPROTO, "%s", why);
 		return handle_stats(s, c, h->id);
 	case PBUS_WIRE_PING:
-		start = pbus_wire_begin(&c->tx, PBUS_WIRE_PONG, h->id);
-		pbus_wire_bytes(&c->tx, body, h->length - PBUS_WIRE_HEADER_SIZE);
-		pbus_wire_end(&c->tx, start);
+		pbus_proto_bytes_encode(&c->tx, PBUS_WIRE_PONG, h->id, body, n);
 		return;
 	default:
 		return reject(s, c, h->id, -EPROTO, "%s is not a request", pbus_wire_type_name(h->type));
@@ -1284,29 +1207,22 @@ static void handle_frame(struct server *s, struct client *c, const struct pbus_w
  * until none is left, the client is closing or one of its SETs is parked. */
 static void client_process(struct server *s, struct client *c)
 {
-	size_t used = 0;
+	bool took = false;
 
 	while (!c->closing && !c->parked) {
 		struct pbus_wire_header h;
-		int r = pbus_wire_header_parse(c->rx + used, c->rx_size - used, s->max_frame, &h);
+		const unsigned char *body;
+		char why[PBUS_PROTO_WHY_MAX];
+		int r = pbus_frame_in_next(&c->rx, s->max_frame, &h, &body, why);
 
-		if (r == 0 || (r == 1 && c->rx_size - used < h.length))
+		if (r == 0)
 			break;
-		if (r == -EMSGSIZE) {
-			reject(s, c, h.id, -EMSGSIZE, "frame of %u bytes above the limit of %u", h.length,
-			       s->max_frame);
-			break;
-		}
 		if (r < 0) {
-			reject(s, c, h.id, -EPROTO,
-			       h.length < PBUS_WIRE_HEADER_SIZE ? "frame length %u below 12"
-			       : h.flags ? "frame flags 0x%04x are not 0" : "unknown message type %u",
-			       h.length < PBUS_WIRE_HEADER_SIZE ? h.length
-			       : h.flags ? (unsigned)h.flags : (unsigned)h.type);
+			reject(s, c, h.id, r, "%s", why);
 			break;
 		}
-		handle_frame(s, c, &h, c->rx + used + PBUS_WIRE_HEADER_SIZE);
-		used += h.length;
+		handle_frame(s, c, &h, body);
+		took = true;
 		if (c->tx.size > REPLY_BACKLOG_MAX) {
 			log_msg(LOG_WARNING, "server: client %d (%s) does not read its replies; closing",
 				(int)c->pid, c->name);
@@ -1314,13 +1230,11 @@ static void client_process(struct server *s, struct client *c)
 			c->tx.size = 0;
 		}
 	}
-	memmove(c->rx, c->rx + used, c->rx_size - used);
-	c->rx_size -= used;
 	/* A frame begun owes its rest from its first byte on (a client that
 	 * trickles a byte at a time gains nothing). */
-	if (c->rx_size && (used || !c->owes_by_ns))
+	if (pbus_frame_in_pending(&c->rx) && (took || !c->owes_by_ns))
 		c->owes_by_ns = pbus_monotonic_ns() + s->frame_timeout_ns;
-	else if (!c->rx_size && c->hello_done)
+	else if (!pbus_frame_in_pending(&c->rx) && c->hello_done)
 		c->owes_by_ns = 0;
 }
 
@@ -1339,26 +1253,20 @@ static void client_read(struct server *s, struct client *c)
 	for (;;) {
 		size_t room;
 		ssize_t n;
+		/* Room for the rest of a frame of up to max_frame and the start
+		 * of the next. Whole frames are always taken before the next
+		 * read, so what is pending is less than one frame. */
+		int r = pbus_frame_in_room(&c->rx, 4096, 8192, (size_t)s->max_frame + 4096);
 
-		if (c->rx_capacity - c->rx_size < 4096) {
-			size_t capacity = c->rx_capacity ? c->rx_capacity * 2 : 8192;
-			unsigned char *rx;
-
-			if (capacity > (size_t)s->max_frame + 4096)
-				capacity = (size_t)s->max_frame + 4096;
-			if (capacity <= c->rx_capacity)
-				break; /* cannot happen: a whole frame would have been handled */
-			rx = realloc(c->rx, capacity);
-			if (!rx) {
-				c->closing = true;
-				return;
-			}
-			c->rx = rx;
-			c->rx_capacity = capacity;
+		if (r == -ENOMEM) {
+			c->closing = true;
+			return;
 		}
-		room = c->rx_capacity - c->rx_size;
-		n = recv(c->fd, c->rx + c->rx_size, room, MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+		if (r < 0)
+			break; /* cannot happen: see above */
+		room = c->rx.capacity - c->rx.end;
+		n = pbus_frame_in_recv(&c->rx, c->fd);
+		if (n == 0 || (n < 0 && n != -EAGAIN)) {
 			c->closing = true; /* gone, perhaps mid-frame: dropped */
 			c->tx.size = 0;
 			return;
@@ -1366,7 +1274,6 @@ static void client_read(struct server *s, struct client *c)
 		if (n < 0)
 			return;
 		s->bytes_in += (uint64_t)n;
-		c->rx_size += (size_t)n;
 		client_process(s, c);
 		/* Less than asked for: the socket is empty now (level-triggered
 		 * epoll reports more), so spare the recv() that says EAGAIN. */
@@ -1559,12 +1466,13 @@ static void arm_timer(struct server *s, int64_t at)
 static void client_late(struct server *s, struct client *c)
 {
 	unsigned ms = (unsigned)(s->frame_timeout_ns / 1000000);
+	size_t pending = pbus_frame_in_pending(&c->rx);
 
-	if (c->rx_size >= 4)
-		reject(s, c, 0, -EPROTO, "truncated frame: %zu of its %u bytes came within %u ms", c->rx_size,
-		       pbus_le_load32(c->rx), ms);
-	else if (c->rx_size)
-		reject(s, c, 0, -EPROTO, "truncated frame: %zu bytes of a header came within %u ms", c->rx_size,
+	if (pending >= 4)
+		reject(s, c, 0, -EPROTO, "truncated frame: %zu of its %u bytes came within %u ms", pending,
+		       pbus_le_load32(c->rx.data + c->rx.start), ms);
+	else if (pending)
+		reject(s, c, 0, -EPROTO, "truncated frame: %zu bytes of a header came within %u ms", pending,
 		       ms);
 	else
 		reject(s, c, 0, -EPROTO, "no HELLO within %u ms of connecting", ms);

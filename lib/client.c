@@ -56,7 +56,7 @@
 #include "owner-internal.h"
 #include "schema-internal.h"
 #include "table-internal.h"
-#include "wire-internal.h"
+#include "protocol-internal.h"
 
 #define CLIENT_TIMEOUT_DEFAULT_MS 5000
 #define RECONNECT_FIRST_MS 1000
@@ -105,12 +105,6 @@ struct subscription {
 	void *userdata;
 };
 
-/* Bytes received and not yet taken, data[start..end). */
-struct input {
-	unsigned char *data;
-	size_t start, end, capacity;
-};
-
 struct pbus_client {
 	char instance[PBUS_INSTANCE_NAME_MAX + 1];
 	char *socket_dir; /* options->socket_dir, or NULL: the search of §1 */
@@ -126,7 +120,7 @@ struct pbus_client {
 
 	/* The connection. */
 	struct pbus_wire_buf out; /* frames not sent yet */
-	struct input in;
+	struct pbus_frame_in in;
 	struct pending *pending;  /* FIFO, oldest first */
 	size_t pending_count, pending_capacity;
 	uint32_t handshake_pending; /* HELLO and RESUBSCRIBE entries in it */
@@ -199,16 +193,9 @@ static uint32_t next_request_id(struct pbus_client *c)
 /* The code of an ERROR body; -EPROTO if it is malformed or not an errno. */
 static int error_code(const void *body, size_t n)
 {
-	struct pbus_wire_reader r;
-	uint32_t length;
-	int32_t code;
+	struct pbus_proto_error m;
 
-	pbus_wire_reader_init(&r, body, n);
-	code = pbus_wire_get_i32(&r);
-	pbus_wire_get_str(&r, &length);
-	if (!pbus_wire_done(&r) || code >= 0 || code < -4095)
-		return -EPROTO;
-	return code;
+	return pbus_proto_error_decode(body, n, &m, NULL) < 0 ? -EPROTO : m.code;
 }
 
 /* --- The timer and the epoll set -------------------------------------------- */
@@ -269,56 +256,24 @@ static int flush_output(struct pbus_client *c)
 	return 0;
 }
 
-/* Make room for @need more bytes after in.end. */
-static int input_room(struct input *in, size_t need)
-{
-	unsigned char *data;
-	size_t capacity;
-
-	if (in->capacity - in->end >= need)
-		return 0;
-	if (in->start > 0) {
-		memmove(in->data, in->data + in->start, in->end - in->start);
-		in->end -= in->start;
-		in->start = 0;
-		if (in->capacity - in->end >= need)
-			return 0;
-	}
-	capacity = in->capacity ? in->capacity : INPUT_CHUNK;
-	while (capacity - in->end < need)
-		capacity *= 2;
-	data = realloc(in->data, capacity);
-	if (!data)
-		return -ENOMEM;
-	in->data = data;
-	in->capacity = capacity;
-	return 0;
-}
-
 /* Read what the socket has, in at most @budget reads. 0, -ECONNRESET at the
  * end of the stream (after keeping what came before it), or -errno. */
 static int read_input(struct pbus_client *c, int budget)
 {
-	struct input *in = &c->in;
+	struct pbus_frame_in *in = &c->in;
 
 	while (budget-- > 0) {
 		size_t room;
 		ssize_t n;
 
-		if (input_room(in, INPUT_CHUNK / 4) < 0)
+		if (pbus_frame_in_room(in, INPUT_CHUNK / 4, INPUT_CHUNK, 0) < 0)
 			return -ENOMEM;
 		room = in->capacity - in->end;
-		n = recv(c->socket_fd, in->data + in->end, room, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR) {
-				budget++;
-				continue;
-			}
-			return errno == EAGAIN ? 0 : -errno;
-		}
+		n = pbus_frame_in_recv(in, c->socket_fd);
+		if (n < 0)
+			return n == -EAGAIN ? 0 : (int)n;
 		if (n == 0)
 			return -ECONNRESET;
-		in->end += (size_t)n;
 		if ((size_t)n < room)
 			return 0; /* drained: level-triggered epoll tells us about more */
 	}
@@ -332,32 +287,19 @@ static int queue_event(struct pbus_client *c, unsigned type, uint32_t subscripti
 	return pbus_wire_end(&c->queue, start);
 }
 
-/* Check the values of a NOTIFY body after its subscription field: count
- * within 1 … param_count, every record whole, indexes in range. */
-static bool values_valid(const struct pbus_client *c, const void *body, size_t n)
-{
-	struct pbus_wire_reader r;
-	struct pbus_wire_value v;
-	uint32_t count;
-
-	pbus_wire_reader_init(&r, body, n);
-	count = pbus_wire_get_u32(&r);
-	if (r.bad || count == 0 || (c->schema && count > c->schema->param_count))
-		return false;
-	for (uint32_t i = 0; i < count; i++)
-		if (!pbus_wire_get_value(&r, &v) || (c->schema && v.index >= c->schema->param_count))
-			return false;
-	return pbus_wire_done(&r);
-}
-
+/* A NOTIFY goes into the queue for dispatch as the same frame, with the
+ * client's subscription id in its id field and its body from the count on
+ * (the values, checked). */
 static int handle_notify(struct pbus_client *c, const unsigned char *body, size_t n)
 {
+	struct pbus_proto_values m;
 	struct subscription *s;
 	size_t start;
 
-	if (n < 8 || !values_valid(c, body + 4, n - 4))
+	if (pbus_proto_values_decode(PBUS_WIRE_NOTIFY, body, n, c->schema ? c->schema->param_count : 0, &m,
+				     NULL) < 0)
 		return -EPROTO;
-	s = pbus_le_load32(body) ? find_server_subscription(c, pbus_le_load32(body)) : NULL;
+	s = find_server_subscription(c, m.subscription);
 	if (!s)
 		return 0; /* one we gave up (a SUBSCRIBE that timed out) */
 	start = pbus_wire_begin(&c->queue, PBUS_WIRE_NOTIFY, s->id);
@@ -387,11 +329,8 @@ static int push_pending(struct pbus_client *c, struct pending p)
 static int send_forget(struct pbus_client *c, uint32_t server_id)
 {
 	uint32_t id = next_request_id(c);
-	size_t start = pbus_wire_begin(&c->out, PBUS_WIRE_UNSUBSCRIBE, id);
-	int r;
+	int r = pbus_proto_u32_encode(&c->out, PBUS_WIRE_UNSUBSCRIBE, id, server_id);
 
-	pbus_wire_u32(&c->out, server_id);
-	r = pbus_wire_end(&c->out, start);
 	if (r == 0)
 		r = push_pending(c, (struct pending){.id = id, .kind = PENDING_ABANDONED,
 						     .request_type = PBUS_WIRE_UNSUBSCRIBE});
@@ -400,9 +339,7 @@ static int send_forget(struct pbus_client *c, uint32_t server_id)
 
 static int handle_hello_reply(struct pbus_client *c, unsigned type, const void *body, size_t n)
 {
-	struct pbus_wire_reader r;
-	uint32_t version, param_count, max_frame, length;
-	uint64_t hash;
+	struct pbus_proto_hello_reply m;
 
 	if (type == PBUS_WIRE_ERROR) {
 		int code = error_code(body, n);
@@ -413,30 +350,22 @@ static int handle_hello_reply(struct pbus_client *c, unsigned type, const void *
 			c->fatal = code;
 		return code;
 	}
-	pbus_wire_reader_init(&r, body, n);
-	version = pbus_wire_get_u32(&r);
-	hash = pbus_wire_get_u64(&r);
-	param_count = pbus_wire_get_u32(&r);
-	max_frame = pbus_wire_get_u32(&r);
-	pbus_wire_get_u32(&r); /* max_subscriptions: the server enforces it */
-	pbus_wire_get_u32(&r); /* server_pid */
-	pbus_wire_get_str(&r, &length);
-	pbus_wire_get_str(&r, &length);
-	if (!pbus_wire_done(&r) || max_frame < PBUS_WIRE_HEADER_SIZE)
+	/* (max_subscriptions: the server enforces it) */
+	if (pbus_proto_hello_reply_decode(body, n, &m, NULL) < 0)
 		return c->handshake_error = -EPROTO;
-	if (version != PBUS_WIRE_VERSION) {
+	if (m.version != PBUS_WIRE_VERSION) {
 		c->handshake_error = -EPROTONOSUPPORT;
 		if (c->schema)
 			c->fatal = -EPROTONOSUPPORT;
 		return -EPROTONOSUPPORT;
 	}
-	if (c->schema && (hash != c->schema_hash || param_count != c->schema->param_count)) {
+	if (c->schema && (m.schema_hash != c->schema_hash || m.param_count != c->schema->param_count)) {
 		/* The server checks the hash we sent; this is the belt to its braces. */
 		c->fatal = c->handshake_error = -ESTALE;
 		return -ESTALE;
 	}
-	c->schema_hash = hash; /* the first connect checks it against the text */
-	c->max_frame = max_frame < PBUS_WIRE_MAX_FRAME_LIMIT ? max_frame : PBUS_WIRE_MAX_FRAME_LIMIT;
+	c->schema_hash = m.schema_hash; /* the first connect checks it against the text */
+	c->max_frame = m.max_frame < PBUS_WIRE_MAX_FRAME_LIMIT ? m.max_frame : PBUS_WIRE_MAX_FRAME_LIMIT;
 	c->state = CLIENT_CONNECTED;
 	c->handshake_error = 0;
 	c->backoff_ms = RECONNECT_FIRST_MS;
@@ -448,7 +377,6 @@ static int handle_resubscribed(struct pbus_client *c, const struct pending *p, u
 			       const void *body, size_t n)
 {
 	struct subscription *s = find_subscription(c, p->subscription);
-	struct pbus_wire_reader r;
 	uint32_t server_id;
 
 	if (type == PBUS_WIRE_ERROR) {
@@ -457,9 +385,7 @@ static int handle_resubscribed(struct pbus_client *c, const struct pending *p, u
 		c->deferred_error = error_code(body, n);
 		return 0;
 	}
-	pbus_wire_reader_init(&r, body, n);
-	server_id = pbus_wire_get_u32(&r);
-	if (!pbus_wire_done(&r) || server_id == 0)
+	if (pbus_proto_u32_decode(PBUS_WIRE_SUBSCRIBED, body, n, &server_id, NULL) < 0)
 		return -EPROTO;
 	if (!s)
 		return send_forget(c, server_id);
@@ -473,6 +399,7 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 			const unsigned char *body, size_t n)
 {
 	struct pending p;
+	uint32_t server_id;
 
 	if (h->type == PBUS_WIRE_NOTIFY)
 		return h->id == 0 ? handle_notify(c, body, n) : -EPROTO;
@@ -502,19 +429,20 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 		return handle_resubscribed(c, &p, h->type, body, n);
 	case PENDING_ABANDONED:
 		if (p.request_type == PBUS_WIRE_SUBSCRIBE && h->type == PBUS_WIRE_SUBSCRIBED &&
-		    n == 4 && pbus_le_load32(body) != 0)
-			return send_forget(c, pbus_le_load32(body));
+		    pbus_proto_u32_decode(PBUS_WIRE_SUBSCRIBED, body, n, &server_id, NULL) == 0)
+			return send_forget(c, server_id);
 		return 0;
 	default:
 		break;
 	}
 	/* The caller's request. A subscription takes its server id now, before
 	 * the NOTIFY that may follow in the same read is looked at. */
-	if (p.request_type == PBUS_WIRE_SUBSCRIBE && h->type == PBUS_WIRE_SUBSCRIBED && n == 4) {
+	if (p.request_type == PBUS_WIRE_SUBSCRIBE && h->type == PBUS_WIRE_SUBSCRIBED &&
+	    pbus_proto_u32_decode(PBUS_WIRE_SUBSCRIBED, body, n, &server_id, NULL) == 0) {
 		struct subscription *s = find_subscription(c, p.subscription);
 
-		if (s && pbus_le_load32(body) != 0)
-			s->server_id = pbus_le_load32(body);
+		if (s)
+			s->server_id = server_id;
 	}
 	c->reply.size = 0;
 	pbus_wire_bytes(&c->reply, body, n);
@@ -531,31 +459,28 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 /* Take every whole frame out of the input. */
 static int process_input(struct pbus_client *c)
 {
-	struct input *in = &c->in;
+	struct pbus_frame_in *in = &c->in;
 
 	for (;;) {
 		struct pbus_wire_header h;
-		size_t avail = in->end - in->start;
-		int r = pbus_wire_header_parse(in->data + in->start, avail, PBUS_WIRE_MAX_FRAME_LIMIT,
-					       &h);
+		const unsigned char *body;
+		int r = pbus_frame_in_next(in, PBUS_WIRE_MAX_FRAME_LIMIT, &h, &body, NULL);
 
 		if (r < 0)
 			return -EPROTO;
-		if (r == 0 || avail < h.length) {
+		if (r == 0) {
+			size_t avail = pbus_frame_in_pending(in);
+
 			/* A frame larger than the buffer: make room for all of it. */
-			if (r == 1 && input_room(in, h.length - avail) < 0)
+			if (avail >= PBUS_WIRE_HEADER_SIZE &&
+			    pbus_frame_in_room(in, h.length - avail, INPUT_CHUNK, 0) < 0)
 				return -ENOMEM;
-			break;
+			return 0;
 		}
-		in->start += h.length;
-		r = handle_frame(c, &h, in->data + in->start - h.length + PBUS_WIRE_HEADER_SIZE,
-				 h.length - PBUS_WIRE_HEADER_SIZE);
+		r = handle_frame(c, &h, body, h.length - PBUS_WIRE_HEADER_SIZE);
 		if (r < 0)
 			return r;
 	}
-	if (in->start == in->end)
-		in->start = in->end = 0;
-	return 0;
 }
 
 /* Read and handle what came. 0 or why the connection ended. Frames read
@@ -716,14 +641,11 @@ static int open_socket(struct pbus_client *c)
 
 static int put_subscribe(struct pbus_wire_buf *b, uint32_t id, const struct subscription *s)
 {
-	size_t start = pbus_wire_begin(b, PBUS_WIRE_SUBSCRIBE, id);
+	struct pbus_proto_subscribe m = {.min_interval_us = s->options.min_interval_us,
+					 .deadband = s->options.deadband,
+					 .indexes.count = s->count};
 
-	pbus_wire_u32(b, s->options.min_interval_us);
-	pbus_wire_f64(b, s->options.deadband);
-	pbus_wire_u32(b, s->count);
-	for (uint32_t i = 0; i < s->count; i++)
-		pbus_wire_u32(b, s->indexes[i]);
-	return pbus_wire_end(b, start);
+	return pbus_proto_subscribe_encode(b, id, &m, s->indexes);
 }
 
 /* Send HELLO and, after a reconnect, every subscription again, without
@@ -731,14 +653,12 @@ static int put_subscribe(struct pbus_wire_buf *b, uint32_t id, const struct subs
 static int send_handshake(struct pbus_client *c)
 {
 	uint32_t id = next_request_id(c);
-	size_t start = pbus_wire_begin(&c->out, PBUS_WIRE_HELLO, id);
-	int r;
+	struct pbus_proto_hello m = {.min_version = PBUS_WIRE_VERSION,
+				     .max_version = PBUS_WIRE_VERSION,
+				     .schema_hash = c->hello_hash,
+				     .client_name = {c->name, (uint32_t)strlen(c->name)}};
+	int r = pbus_proto_hello_encode(&c->out, id, &m);
 
-	pbus_wire_u32(&c->out, PBUS_WIRE_VERSION);
-	pbus_wire_u32(&c->out, PBUS_WIRE_VERSION);
-	pbus_wire_u64(&c->out, c->hello_hash);
-	pbus_wire_str(&c->out, c->name, strlen(c->name));
-	r = pbus_wire_end(&c->out, start);
 	if (r == 0)
 		r = push_pending(c, (struct pending){.id = id, .kind = PENDING_HELLO,
 						     .request_type = PBUS_WIRE_HELLO});
@@ -920,17 +840,13 @@ static int transact(struct pbus_client *c, uint32_t subscription, bool may_resen
 	}
 }
 
-/* Begin the caller's request frame (its id is set when it is sent). */
-static void request_begin(struct pbus_client *c, unsigned type)
+/* The buffer for the caller's request frame, empty: the frame is encoded
+ * with id 0, set when it is sent (transact()). */
+static struct pbus_wire_buf *request_buf(struct pbus_client *c)
 {
 	c->request.size = 0;
 	c->request.failed = false;
-	pbus_wire_begin(&c->request, type, 0);
-}
-
-static int request_end(struct pbus_client *c)
-{
-	return pbus_wire_end(&c->request, 0);
+	return &c->request;
 }
 
 /* Every public call that may have queued something ends here. */
@@ -945,22 +861,16 @@ static int finish(struct pbus_client *c, int r)
 static int fetch_schema(struct pbus_client *c)
 {
 	struct pbus_schema *schema;
-	struct pbus_wire_reader rd;
-	const char *text;
-	uint32_t length;
-	int r;
+	struct pbus_proto_str text;
+	int r = pbus_proto_empty_encode(request_buf(c), PBUS_WIRE_SCHEMA_GET, 0);
 
-	request_begin(c, PBUS_WIRE_SCHEMA_GET);
-	r = request_end(c);
 	if (r == 0)
 		r = transact(c, 0, false);
 	if (r < 0)
 		return r;
-	pbus_wire_reader_init(&rd, c->reply.data, c->reply.size);
-	text = pbus_wire_get_str(&rd, &length);
-	if (!pbus_wire_done(&rd))
+	if (pbus_proto_str_decode(PBUS_WIRE_SCHEMA, c->reply.data, c->reply.size, &text, NULL) < 0)
 		return -EPROTO;
-	r = pbus_schema_parse(text, length, "pbusd", NULL, 0, &schema);
+	r = pbus_schema_parse(text.s, text.length, "pbusd", NULL, 0, &schema);
 	if (r < 0)
 		return r == -ENOMEM ? r : -EPROTO;
 	if (pbus_schema_hash(schema) != c->schema_hash) {
@@ -1084,7 +994,7 @@ void pbus_client_close(struct pbus_client *client)
 		free(client->subs[i].indexes);
 	free(client->subs);
 	free(client->pending);
-	free(client->in.data);
+	pbus_frame_in_free(&client->in);
 	pbus_wire_buf_free(&client->out);
 	pbus_wire_buf_free(&client->request);
 	pbus_wire_buf_free(&client->reply);
@@ -1128,7 +1038,6 @@ static int deliver(struct pbus_client *c)
 		uint32_t length = pbus_le_load32(frame), id = pbus_le_load32(frame + 8);
 		unsigned type = (unsigned)(frame[4] | frame[5] << 8);
 		struct subscription *s = find_subscription(c, id);
-		struct pbus_wire_reader r;
 		pbus_client_notify_fn callback;
 		void *userdata;
 		uint32_t count = 0;
@@ -1139,13 +1048,14 @@ static int deliver(struct pbus_client *c)
 		callback = s->callback;
 		userdata = s->userdata;
 		if (type == PBUS_WIRE_NOTIFY) {
-			pbus_wire_reader_init(&r, frame + PBUS_WIRE_HEADER_SIZE,
-					      length - PBUS_WIRE_HEADER_SIZE);
-			count = pbus_wire_get_u32(&r); /* checked when queued */
+			/* (decoded when queued: handle_notify()) */
+			const unsigned char *record = frame + PBUS_WIRE_HEADER_SIZE + 4;
+
+			count = pbus_le_load32(frame + PBUS_WIRE_HEADER_SIZE);
 			for (uint32_t i = 0; i < count; i++) {
 				struct pbus_wire_value v;
 
-				pbus_wire_get_value(&r, &v);
+				pbus_proto_values_next(&record, &v);
 				c->values[i] = (struct pbus_client_value){
 					.index = v.index, .status = v.status,
 					.timestamp_ns = v.timestamp_ns, .seq = v.seq,
@@ -1298,33 +1208,33 @@ int pbus_client_get(struct pbus_client *client, const uint32_t *indexes, size_t 
 		    struct pbus_client_value *values)
 {
 	struct pbus_client *c = client;
-	struct pbus_wire_reader rd;
+	struct pbus_proto_values m;
+	const unsigned char *record;
 	int r;
 
 	if (!c || !indexes || !values || count == 0 || count > c->schema->param_count)
 		return -EINVAL;
-	request_begin(c, PBUS_WIRE_GET);
-	pbus_wire_u32(&c->request, (uint32_t)count);
-	for (size_t i = 0; i < count; i++)
-		pbus_wire_u32(&c->request, indexes[i]);
-	r = request_end(c);
+	r = pbus_proto_get_encode(request_buf(c), 0, indexes, count);
 	if (r == 0)
 		r = transact(c, 0, true);
 	if (r < 0)
 		return finish(c, r);
-	pbus_wire_reader_init(&rd, c->reply.data, c->reply.size);
-	if (pbus_wire_get_u32(&rd) != count)
+	if (pbus_proto_values_decode(PBUS_WIRE_VALUES, c->reply.data, c->reply.size, c->schema->param_count,
+				     &m, NULL) < 0 ||
+	    m.count != count)
 		return finish(c, -EPROTO);
+	record = m.records;
 	for (size_t i = 0; i < count; i++) {
 		struct pbus_wire_value v;
 
-		if (!pbus_wire_get_value(&rd, &v) || v.index != indexes[i])
+		pbus_proto_values_next(&record, &v);
+		if (v.index != indexes[i])
 			return finish(c, -EPROTO);
 		values[i] = (struct pbus_client_value){
 			.index = v.index, .status = v.status, .timestamp_ns = v.timestamp_ns,
 			.seq = v.seq, .length = v.length, .value = v.value};
 	}
-	return finish(c, pbus_wire_done(&rd) ? 0 : -EPROTO);
+	return finish(c, 0);
 }
 
 /* A failure without per-write answers: every write gets its code. */
@@ -1340,8 +1250,7 @@ static int fail_writes(struct pbus_write *writes, size_t count, int r)
 int pbus_client_set(struct pbus_client *client, struct pbus_write *writes, size_t count)
 {
 	struct pbus_client *c = client;
-	struct pbus_wire_reader rd;
-	int32_t result;
+	struct pbus_proto_set_reply m;
 	int r;
 
 	if (!c || !writes || count == 0 || count > c->schema->param_count)
@@ -1352,29 +1261,16 @@ int pbus_client_set(struct pbus_client *client, struct pbus_write *writes, size_
 		if (writes[i].length > UINT32_MAX)
 			return -EMSGSIZE;
 	}
-	request_begin(c, PBUS_WIRE_SET);
-	pbus_wire_u32(&c->request, (uint32_t)count);
-	for (size_t i = 0; i < count; i++) {
-		pbus_wire_u32(&c->request, writes[i].index);
-		pbus_wire_u32(&c->request, (uint32_t)writes[i].length);
-		pbus_wire_bytes(&c->request, writes[i].value, writes[i].length);
-	}
-	r = request_end(c);
+	r = pbus_proto_set_encode(request_buf(c), 0, writes, count);
 	if (r == 0)
 		r = transact(c, 0, true);
 	if (r < 0)
 		return finish(c, fail_writes(writes, count, r));
-	pbus_wire_reader_init(&rd, c->reply.data, c->reply.size);
-	result = pbus_wire_get_i32(&rd);
-	if (pbus_wire_get_u32(&rd) != count || result > 0)
+	if (pbus_proto_set_reply_decode(c->reply.data, c->reply.size, &m, NULL) < 0 || m.count != count)
 		return finish(c, fail_writes(writes, count, -EPROTO));
-	for (size_t i = 0; i < count; i++) {
-		writes[i].result = pbus_wire_get_i32(&rd);
-		writes[i].seq = pbus_wire_get_u64(&rd);
-	}
-	if (!pbus_wire_done(&rd))
-		return finish(c, fail_writes(writes, count, -EPROTO));
-	return finish(c, result);
+	for (size_t i = 0; i < count; i++)
+		pbus_proto_set_entry(&m, i, &writes[i].result, &writes[i].seq);
+	return finish(c, m.result);
 }
 
 int pbus_client_subscribe(struct pbus_client *client, const uint32_t *indexes, size_t count,
@@ -1383,7 +1279,6 @@ int pbus_client_subscribe(struct pbus_client *client, const uint32_t *indexes, s
 {
 	struct pbus_client *c = client;
 	struct subscription *s;
-	struct pbus_wire_reader rd;
 	uint32_t id, server_id;
 	int r;
 
@@ -1417,18 +1312,13 @@ int pbus_client_subscribe(struct pbus_client *client, const uint32_t *indexes, s
 	c->sub_count++;
 	/* In the table (inactive) before the request: the SUBSCRIBED reply
 	 * assigns its server id the moment it is read. */
-	c->request.size = 0;
-	c->request.failed = false;
-	r = put_subscribe(&c->request, 0, s);
+	r = put_subscribe(request_buf(c), 0, s);
 	if (r == 0)
 		r = transact(c, id, true);
 	s = find_subscription(c, id);
-	if (r == 0) {
-		pbus_wire_reader_init(&rd, c->reply.data, c->reply.size);
-		server_id = pbus_wire_get_u32(&rd);
-		if (!pbus_wire_done(&rd) || server_id == 0)
-			r = -EPROTO;
-	}
+	if (r == 0 && pbus_proto_u32_decode(PBUS_WIRE_SUBSCRIBED, c->reply.data, c->reply.size, &server_id,
+					    NULL) < 0)
+		r = -EPROTO;
 	if (r < 0) {
 		remove_subscription(c, s);
 		return finish(c, r);
@@ -1483,9 +1373,7 @@ int pbus_client_unsubscribe(struct pbus_client *client, uint32_t subscription)
 	 * pending): there is nothing to tell the server now, and a renewal
 	 * that comes back for it is undone when it arrives. */
 	if (s->server_id && c->state == CLIENT_CONNECTED) {
-		request_begin(c, PBUS_WIRE_UNSUBSCRIBE);
-		pbus_wire_u32(&c->request, s->server_id);
-		r = request_end(c);
+		r = pbus_proto_u32_encode(request_buf(c), PBUS_WIRE_UNSUBSCRIBE, 0, s->server_id);
 		if (r == 0)
 			r = transact(c, 0, false);
 		/* Gone either way: a lost connection took it along, and a server
@@ -1503,18 +1391,18 @@ int pbus_client_unsubscribe(struct pbus_client *client, uint32_t subscription)
  * next request) and its length. 0, or -errno before finish(). */
 static int stats_request(struct pbus_client *client, const char **ret_json, uint32_t *ret_length)
 {
-	struct pbus_wire_reader rd;
-	int r;
+	struct pbus_proto_str json;
+	int r = pbus_proto_empty_encode(request_buf(client), PBUS_WIRE_STATS_GET, 0);
 
-	request_begin(client, PBUS_WIRE_STATS_GET);
-	r = request_end(client);
 	if (r == 0)
 		r = transact(client, 0, true);
 	if (r < 0)
 		return r;
-	pbus_wire_reader_init(&rd, client->reply.data, client->reply.size);
-	*ret_json = pbus_wire_get_str(&rd, ret_length);
-	return pbus_wire_done(&rd) ? 0 : -EPROTO;
+	if (pbus_proto_str_decode(PBUS_WIRE_STATS, client->reply.data, client->reply.size, &json, NULL) < 0)
+		return -EPROTO;
+	*ret_json = json.s;
+	*ret_length = json.length;
+	return 0;
 }
 
 int pbus_client_stats(struct pbus_client *client, char *buf, size_t size)
@@ -1592,9 +1480,7 @@ int pbus_client_ping(struct pbus_client *client, const void *data, size_t length
 		return -EINVAL;
 	if (length > PBUS_WIRE_MAX_FRAME_LIMIT)
 		return -EMSGSIZE;
-	request_begin(client, PBUS_WIRE_PING);
-	pbus_wire_bytes(&client->request, data, length);
-	r = request_end(client);
+	r = pbus_proto_bytes_encode(request_buf(client), PBUS_WIRE_PING, 0, data, length);
 	if (r == 0)
 		r = transact(client, 0, true);
 	if (r == 0 && (client->reply.size != length ||

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <parambus/instance.h>
+
 #include "table-internal.h"
 
 /* Post (or renew) a reader's turn unless another reader's is running: the

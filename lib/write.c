@@ -105,6 +105,15 @@ static inline void wait_for_reader_turn(uint64_t *turn)
 		hold_off_for_reader(turn);
 }
 
+/* A writer registered for membarrier(2) needs no fence of the CPU between
+ * its store of the version and its loads of the waiter counts, but the
+ * compiler must still keep them in that order: the waiter's barrier orders
+ * what the CPU does, not what the compiler emitted. */
+static inline void registered_fence(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 /* The writer's side of the waiter handshake (docs/segment-format.md §5.1):
  * the waiter registers, then checks versions; we publish the version, then
  * check the counts. One of the two must see the other, so each side needs
@@ -115,6 +124,8 @@ static inline void handshake_fence(void)
 {
 	if (!pbus_asym_registered())
 		pbus_full_fence();
+	else
+		registered_fence();
 }
 
 /* After version @seq of parameter @index is published (and the handshake's
@@ -335,7 +346,9 @@ WRITE_PATH int write_scalar(const struct write_context *w, const struct pbus_par
 	pbus_write_release(&claim);
 	if (batched)
 		return 0; /* the batch's handshake follows its last write */
-	if (!claim.biased)
+	if (claim.biased)
+		registered_fence(); /* a biased owner is registered */
+	else
 		handshake_fence();
 	return write_published(w->table, index, seq, NULL);
 general:

@@ -37,8 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/clock-internal.h"
+#include "../lib/read-internal.h"
 #include "../lib/schema-internal.h"
-#include "../lib/table-internal.h"
+#include "../lib/write-internal.h"
 #include "../lib/protocol-internal.h"
 #include "pbusd.h"
 
@@ -520,9 +522,9 @@ append_value(struct server *s, struct pbus_wire_buf *b, uint32_t index, struct p
 	     const unsigned char **ret_value)
 {
 	const struct pbus_param *p = s->params[index];
-	bool scalar = pbus_type_is_scalar(p->type_);
+	bool scalar = pbus_type_is_scalar(pbus_param_type(p));
 	/* A scalar is read as its whole stored word, and the record trimmed. */
-	unsigned char *record = pbus_wire_value_reserve(b, scalar ? 8 : p->value_size_);
+	unsigned char *record = pbus_wire_value_reserve(b, scalar ? 8 : pbus_param_value_size(p));
 	struct pbus_sample sample;
 	int r;
 
@@ -534,7 +536,7 @@ append_value(struct server *s, struct pbus_wire_buf *b, uint32_t index, struct p
 		r = pbus_read_scalar_sample(p, &word, &sample);
 		memcpy(record + PBUS_WIRE_VALUE_HEAD, &word, 8);
 	} else {
-		r = pbus_param_read(p, record + PBUS_WIRE_VALUE_HEAD, p->value_size_, &sample);
+		r = pbus_param_read(p, record + PBUS_WIRE_VALUE_HEAD, pbus_param_value_size(p), &sample);
 	}
 	if (r < 0) {
 		b->size = (size_t)(record - b->data);
@@ -701,7 +703,7 @@ static void collect_changes(struct server *s)
  * line touched is a cache miss. */
 static bool readable(const struct server *s, uint32_t index)
 {
-	return !(s->params[index]->flags_ & PBUS_PARAM_NOREAD);
+	return !(pbus_param_flags(s->params[index]) & PBUS_PARAM_NOREAD);
 }
 
 static void handle_hello(struct server *s, struct client *c, uint32_t id, const void *body, size_t n)
@@ -784,7 +786,7 @@ static void send_set_reply(struct client *c, uint32_t id, int result, size_t cou
 /* May @c write parameter @index? 0, -EACCES (read-only) or -EPERM. */
 static int write_right(const struct server *s, const struct client *c, uint32_t index)
 {
-	if (s->params[index]->flags_ & PBUS_PARAM_READONLY)
+	if (pbus_param_flags(s->params[index]) & PBUS_PARAM_READONLY)
 		return -EACCES;
 	if (c->privileged)
 		return 0;
@@ -846,7 +848,7 @@ static void finish_set(struct server *s, struct client *c, uint32_t id, const st
 			atomic_store_explicit(&s->own_version[i], writes[k].seq, memory_order_relaxed);
 		results[k] = writes[k].result;
 		seqs[k] = first == 0 ? writes[k].seq : 0;
-		if (s->params[i]->flags_ & PBUS_PARAM_PERSISTENT)
+		if (pbus_param_flags(s->params[i]) & PBUS_PARAM_PERSISTENT)
 			persistent = true;
 		if (!seen_filled)
 			seen[i / 64] |= UINT64_C(1) << (i % 64);
@@ -879,7 +881,7 @@ static void finish_set(struct server *s, struct client *c, uint32_t id, const st
 		ack->indexes[k] = writes[k].index;
 		ack->results[k] = results[k];
 		ack->seqs[k] = seqs[k];
-		if (s->params[writes[k].index]->flags_ & PBUS_PARAM_PERSISTENT)
+		if (pbus_param_flags(s->params[writes[k].index]) & PBUS_PARAM_PERSISTENT)
 			ack->wait_seqs[k] = seqs[k];
 	}
 	*c->acks_tail = ack;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../daemon/log.h"
-#include "../lib/table-internal.h" /* pbus_monotonic_ns() */
+#include "../lib/clock-internal.h" /* pbus_monotonic_ns() */
 #include "pbus-hwd.h"
 
 static const char usage[] =

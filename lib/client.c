@@ -55,7 +55,9 @@
 
 #include "owner-internal.h"
 #include "schema-internal.h"
-#include "table-internal.h"
+#include "clock-internal.h"
+#include "segment-internal.h"
+#include "segment-layout.h"
 #include "protocol-internal.h"
 
 #define CLIENT_TIMEOUT_DEFAULT_MS 5000

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "table-internal.h"
+#include "process-internal.h"
 
 /* Read /proc/PID/@file into @buf as a string; -ESRCH if the process is gone. */
 static int read_proc_file(uint32_t pid, const char *file, char *buf, size_t size)

@@ -9,8 +9,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include <parambus/instance.h>
-
+#include "clock-internal.h"
+#include "futex-internal.h"
+#include "read-internal.h"
 #include "table-internal.h"
 
 /* Post (or renew) a reader's turn unless another reader's is running: the
@@ -123,11 +124,4 @@ uint64_t pbus_param_seq(const struct pbus_param *param)
 	if (!param)
 		return 0;
 	return __atomic_load_n((const uint64_t *)(const void *)param->slot_, __ATOMIC_ACQUIRE);
-}
-
-uint64_t pbus_param_saved_seq(const struct pbus_param *param)
-{
-	if (!param)
-		return 0;
-	return __atomic_load_n(&param->table_->aux[param->index_].saved_seq, __ATOMIC_ACQUIRE);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * schema-internal.h: the parsed compiled schema, shared by schema.c (which
- * fills it) and segment.c (which lays a segment out from it).
+ * fills it) and instance.c (which lays a segment out from it).
  */
 #ifndef PBUS_SCHEMA_INTERNAL_H
 #define PBUS_SCHEMA_INTERNAL_H

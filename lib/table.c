@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "owner-internal.h"
+#include "process-internal.h"
+#include "segment-internal.h"
 #include "table-internal.h"
 
 /* Map the value segment at @path after checking who owns it: a file that

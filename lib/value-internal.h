@@ -25,6 +25,13 @@ struct pbus_typeinfo {
 	const char *const *enum_labels;
 };
 
+/* Values of 1 to 8 bytes in two copies of PBUS_SCALAR_COPY_STRIDE: the
+ * numbers, booleans and enums; not strings, byte buffers or arrays. */
+static inline bool pbus_type_is_scalar(unsigned type)
+{
+	return !(type & PBUS_TYPE_ARRAY_FLAG) && type != PBUS_TYPE_STRING && type != PBUS_TYPE_BYTES;
+}
+
 /* Size of one scalar of @type (no array flag), 0 for string/bytes/unknown. */
 uint32_t pbus_scalar_size(unsigned type);
 

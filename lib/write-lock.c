@@ -41,7 +41,6 @@
  * a forked child.
  */
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -49,7 +48,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "table-internal.h"
+#include "barrier-internal.h"
+#include "clock-internal.h"
+#include "futex-internal.h"
+#include "process-internal.h"
+#include "write-lock-internal.h"
 
 #define SPINS_BEFORE_WAITING 200
 #define FIRST_CHECK_NS 50000        /* check a holder's life after 50 us ... */
@@ -57,17 +60,12 @@
 #define LIVE_HOLDER_TIMEOUT_NS 1000000000 /* one live holder (SIGSTOPped) */
 
 __thread uint64_t pbus_thread_token_ __attribute__((tls_model("initial-exec")));
-bool pbus_asym_registered_;
-static bool asym_failed;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void reset_after_fork(void)
 {
-	/* The child is another process with another thread: a new token, and
-	 * its own membarrier registration. */
+	/* The child is another process with another thread: a new token. */
 	pbus_thread_token_ = 0;
-	__atomic_store_n(&pbus_asym_registered_, false, __ATOMIC_RELAXED);
-	__atomic_store_n(&asym_failed, false, __ATOMIC_RELAXED);
 }
 
 static void install_fork_handler(void)
@@ -84,39 +82,6 @@ uint64_t pbus_thread_token_slow_(void)
 			      (uint64_t)pbus_process_start_token(tid) << PBUS_TOKEN_TID_BITS) &
 			     PBUS_TOKEN_MASK;
 	return pbus_thread_token_;
-}
-
-static int membarrier(int cmd)
-{
-	return syscall(SYS_membarrier, cmd, 0, 0) < 0 ? -errno : 0;
-}
-
-/* Register this process so that others' barriers reach its threads; only
- * then may it take a bias (or skip its fences). Once per process. */
-static bool asym_register(void)
-{
-	if (__atomic_load_n(&pbus_asym_registered_, __ATOMIC_ACQUIRE))
-		return true;
-	if (__atomic_load_n(&asym_failed, __ATOMIC_RELAXED))
-		return false;
-	pthread_once(&fork_once, install_fork_handler);
-	if (membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) < 0) {
-		__atomic_store_n(&asym_failed, true, __ATOMIC_RELAXED);
-		return false;
-	}
-	__atomic_store_n(&pbus_asym_registered_, true, __ATOMIC_RELEASE);
-	return true;
-}
-
-int pbus_asym_barrier(void)
-{
-	int r = membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
-
-	/* The slow global barrier (an RCU grace period) reaches every thread
-	 * of every process, registered or not. */
-	if (r < 0)
-		r = membarrier(MEMBARRIER_CMD_GLOBAL);
-	return r;
 }
 
 void pbus_write_wake_waiters(uint64_t *lock)
@@ -216,7 +181,7 @@ int pbus_write_claim_slow(struct pbus_write_claim *c, uint64_t *lock, uint64_t *
 	c->lock = lock;
 	c->writing = writing;
 	if (may_bias)
-		may_bias = asym_register();
+		may_bias = pbus_asym_register();
 	for (unsigned spins = 0;; spins++) {
 		uint64_t cur = __atomic_load_n(lock, __ATOMIC_ACQUIRE);
 		int64_t now;

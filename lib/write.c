@@ -24,7 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "barrier-internal.h"
+#include "clock-internal.h"
+#include "futex-internal.h"
+#include "read-internal.h"
 #include "table-internal.h"
+#include "watch-internal.h"
+#include "write-internal.h"
+#include "write-lock-internal.h"
 
 /* The typed setters' path is inlined whole into each of them, so that the
  * type and size are constants and no call sits between the setter and its
@@ -267,11 +274,6 @@ static inline uint64_t scalar_bits(const void *value, size_t size)
 	case 2: memcpy(&v16, value, 2); return v16;
 	default: memcpy(&v32, value, 4); return v32;
 	}
-}
-
-static bool table_gone(const struct pbus_table *table)
-{
-	return __atomic_load_n(&table->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE;
 }
 
 /* What the writes of one call need from their table and thread, loaded
@@ -553,7 +555,7 @@ static int write_many(struct pbus_table *table, struct pbus_write *writes, size_
 
 	if (!table || (!writes && count))
 		return -EINVAL;
-	if (table_gone(table))
+	if (pbus_table_gone(table))
 		return -ESTALE;
 	for (size_t i = 0; i < count; i++) {
 		writes[i].result = check_write(table, &writes[i]);
@@ -911,7 +913,7 @@ static int batch_check(const struct pbus_batch *batch, const unsigned char *rec,
 {
 	const struct pbus_table *table = batch->table;
 
-	if (table_gone(table))
+	if (pbus_table_gone(table))
 		return -ESTALE;
 	for (size_t i = 0; status && i < batch->count; i++) {
 		if (status[i] > PBUS_STATUS_INVALID)
@@ -1063,7 +1065,7 @@ WRITE_PATH int set_typed(const struct pbus_param *param, unsigned type, const vo
 		if (r < 0)
 			return r;
 	}
-	if (table_gone(table))
+	if (pbus_table_gone(table))
 		return -ESTALE;
 	if (pbus_type_is_scalar(type)) {
 		struct write_context ctx = write_context(table);

@@ -83,6 +83,25 @@ struct pbus_param {
 	struct pbus_table *table_;
 };
 
+/* A parameter's flags (enum pbus_param_flag: PBUS_PARAM_READONLY,
+ * PBUS_PARAM_PERSISTENT, PBUS_PARAM_NOREAD ...), its type (enum pbus_type,
+ * with PBUS_TYPE_ARRAY_FLAG) and the capacity of its value in bytes; the
+ * rest is in pbus_param_describe(). Cheap: fields of @param itself. */
+static inline unsigned pbus_param_flags(const struct pbus_param *param)
+{
+	return param->flags_ & 0xffu;
+}
+
+static inline unsigned pbus_param_type(const struct pbus_param *param)
+{
+	return param->type_;
+}
+
+static inline uint32_t pbus_param_value_size(const struct pbus_param *param)
+{
+	return param->value_size_;
+}
+
 /* What comes with a value besides its bytes. */
 struct pbus_sample {
 	uint64_t timestamp_ns; /* CLOCK_REALTIME of the write, ns since the epoch */

@@ -44,6 +44,8 @@
 #include <parambus/parambus.h>
 
 #include "../../lib/segment-layout.h"
+#include "../../lib/process-internal.h"
+#include "../../lib/read-internal.h"
 #include "../../lib/table-internal.h"
 
 struct target {

@@ -6,7 +6,7 @@
  *     hold-param INSTANCE PARAMETER
  *
  * Opens the instance as its provider, claims PARAMETER as a writer does
- * just before it stores a value (pbus_write_claim(), lib/table-internal.h),
+ * just before it stores a value (pbus_write_claim(), lib/write-lock-internal.h),
  * prints "held" and stops itself (SIGSTOP): to every other writer the
  * parameter is now held by a live process that does not let go, which is
  * what a debugger, a SIGSTOP or a swapped-out writer does to it. After
@@ -19,6 +19,7 @@
 #include <parambus/parambus.h>
 
 #include "../../lib/table-internal.h"
+#include "../../lib/write-lock-internal.h"
 
 int main(int argc, char **argv)
 {

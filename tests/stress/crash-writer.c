@@ -54,6 +54,7 @@
 #include <parambus/table.h>
 
 #include "table-internal.h" /* the slot's lock word, aux.writing */
+#include "write-lock-internal.h"
 #include "stress-common.h"
 #include "stress-values.h"
 

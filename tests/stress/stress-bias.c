@@ -43,6 +43,7 @@
 
 #include "stress-common.h"
 #include "table-internal.h" /* the lock word and aux.writing */
+#include "write-lock-internal.h"
 
 #define NPARAMS 256             /* p000..: byte buffers, for bias-crash */
 #define NDOUBLES 4096           /* d0000..: doubles, for bias-threads */

@@ -17,6 +17,7 @@
 
 #include <parambus/parambus.h>
 
+#include "../../lib/segment-internal.h"
 #include "../../lib/table-internal.h"
 #include "check.h"
 

@@ -24,7 +24,12 @@
 #include <parambus/parambus.h>
 
 #include "../../lib/segment-layout.h"
+#include "../../lib/clock-internal.h"
+#include "../../lib/read-internal.h"
+#include "../../lib/segment-internal.h"
 #include "../../lib/table-internal.h"
+#include "../../lib/write-internal.h"
+#include "../../lib/write-lock-internal.h"
 #include "check.h"
 
 static const char schema_text[] =

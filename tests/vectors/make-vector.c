@@ -32,6 +32,7 @@
 
 #include "../../lib/segment-layout.h"
 #include "../../lib/table-internal.h"
+#include "../../lib/write-lock-internal.h"
 
 #define T0 UINT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z */
 

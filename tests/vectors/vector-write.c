@@ -24,7 +24,9 @@
 
 #include <parambus/parambus.h>
 
+#include "../../lib/barrier-internal.h"
 #include "../../lib/table-internal.h"
+#include "../../lib/write-lock-internal.h"
 
 #define T1 UINT64_C(1767225601000000000)
 

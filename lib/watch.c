@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wait.c: waiting for changes without polling. Waiters sleep on one futex
+ * watch.c: waiting for changes without polling (struct pbus_watch), and the
+ * writer's side of it (watch-internal.h). Waiters sleep on one futex
  * word of the wake segment ("notify"); a writer bumps it and calls
  * FUTEX_WAKE only while some waiter has registered for the parameter it
  * wrote (or for every parameter), so writes cost no system call when nobody
@@ -33,9 +34,13 @@
 
 #include <parambus/instance.h>
 
+#include "barrier-internal.h"
+#include "clock-internal.h"
+#include "futex-internal.h"
+#include "process-internal.h"
 #include "table-internal.h"
+#include "watch-internal.h"
 
-#define SAVE_CHECK_INTERVAL_NS INT64_C(1000000000)
 /* Longest sleep of a waiter whose membarrier(2) failed (seccomp, say):
  * a registered writer's wake-up may then be missed, never for longer. */
 #define PBUS_UNBARRIERED_POLL_NS INT64_C(1000000)
@@ -55,47 +60,6 @@ struct pbus_watch {
 	size_t changed_count, cursor;
 	int interrupted;       /* atomic: pbus_watch_interrupt() was called */
 };
-
-int64_t pbus_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-uint64_t pbus_realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-int pbus_futex_wait(const uint32_t *word, uint32_t expected, int64_t deadline_ns)
-{
-	struct timespec ts, *tsp = NULL;
-
-	if (deadline_ns >= 0) {
-		ts.tv_sec = deadline_ns / 1000000000;
-		ts.tv_nsec = deadline_ns % 1000000000;
-		tsp = &ts;
-	}
-	/* Shared (not PRIVATE): the word lives in a mapping of several
-	 * processes. BITSET takes an absolute CLOCK_MONOTONIC deadline. */
-	if (syscall(SYS_futex, word, FUTEX_WAIT_BITSET, expected, tsp, NULL,
-		    FUTEX_BITSET_MATCH_ANY) < 0) {
-		if (errno == EAGAIN)
-			return 0;
-		return -errno;
-	}
-	return 0;
-}
-
-void pbus_futex_wake_all(const uint32_t *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
 
 void pbus_notify_waiters(struct pbus_table *table)
 {
@@ -196,11 +160,6 @@ static void set_registration(struct pbus_watch *w, bool on)
 		__atomic_fetch_sub(&t->wake->param_waiters, (uint32_t)w->count, __ATOMIC_SEQ_CST);
 }
 
-static bool table_gone(const struct pbus_table *t)
-{
-	return __atomic_load_n(&t->header->state, __ATOMIC_ACQUIRE) > PBUS_SEGMENT_LIVE;
-}
-
 void pbus_watch_interrupt(struct pbus_watch *watch)
 {
 	if (!watch)
@@ -221,7 +180,7 @@ int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 		return -EINVAL;
 	if (collect_changes(watch))
 		return (int)watch->changed_count;
-	if (table_gone(watch->table))
+	if (pbus_table_gone(watch->table))
 		return -ESTALE;
 	if (timeout_ns == 0)
 		return -ETIMEDOUT;
@@ -236,7 +195,7 @@ int pbus_watch_wait(struct pbus_watch *watch, int64_t timeout_ns)
 			r = (int)watch->changed_count;
 			break;
 		}
-		if (table_gone(watch->table)) {
+		if (pbus_table_gone(watch->table)) {
 			r = -ESTALE;
 			break;
 		}
@@ -274,38 +233,4 @@ int pbus_watch_next(struct pbus_watch *watch, uint32_t *ret_index)
 		return 0;
 	*ret_index = watch->changed[watch->cursor++];
 	return 1;
-}
-
-int pbus_param_wait_saved(const struct pbus_param *param, uint64_t seq, int64_t timeout_ns)
-{
-	struct pbus_table *t;
-	int64_t deadline;
-
-	if (!param)
-		return -EINVAL;
-	t = param->table_;
-	if (!(param->flags_ & PBUS_PARAM_PERSISTENT))
-		return -EINVAL;
-	deadline = timeout_ns < 0 ? -1 : pbus_monotonic_ns() + timeout_ns;
-	for (;;) {
-		uint32_t n = __atomic_load_n(&t->header->save_count, __ATOMIC_ACQUIRE);
-		int64_t slice;
-		int r;
-
-		if (pbus_param_saved_seq(param) >= seq)
-			return 0;
-		if (table_gone(t))
-			return -ESTALE;
-		/* Only the owner saves: if it died, nothing will come. Sleep in
-		 * slices of a second to notice that. */
-		if (!t->owner && !pbus_process_alive(t->header->owner_pid, t->header->owner_start))
-			return -ESRCH;
-		slice = pbus_monotonic_ns() + SAVE_CHECK_INTERVAL_NS;
-		r = pbus_futex_wait(&t->header->save_count, n,
-				    deadline >= 0 && deadline < slice ? deadline : slice);
-		if (r == -ETIMEDOUT && deadline >= 0 && pbus_monotonic_ns() >= deadline)
-			return pbus_param_saved_seq(param) >= seq ? 0 : -ETIMEDOUT;
-		if (r == -EINTR)
-			return r;
-	}
 }

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <parambus/table.h> /* PBUS_TSAN_: built with ThreadSanitizer */
+
 /*
  * A full (sequentially consistent) fence: the Dekker handshake between a
  * writer (store version, fence, read waiter counts) and a waiter (store

@@ -13,6 +13,12 @@
  *   seqlock-table   the classic seqlock: one sequence for the table, writers
  *                   serialised by one mutex
  *   seqlock-param   the same per parameter (sequence and writer mutex)
+ *   seqlock-param-cas the leanest classic: per parameter one sequence word
+ *                   that a writer claims itself with one compare-and-swap
+ *                   from an even value to the next odd one (no mutex; it
+ *                   spins, with a pause, while another writer holds it),
+ *                   then writes and stores the next even value with release;
+ *                   readers retry on odd or changed, as for seqlock-param
  *   parambus        the real library: an instance published by pbusd, opened
  *                   by name, parameters resolved once and held by value as
  *                   the generated bindings hold them, read with the inline
@@ -30,23 +36,50 @@
  * The table: 200 doubles p000..p199 and a 64-byte record. The lock-based
  * variants lay it out as the study did: a segment made with shm_open + mmap
  * holding an array of { value, lock } slots, naturally packed (no padding to
- * cache lines), the record after them.
+ * cache lines), the record after them (seqlock-param-cas: { value, sequence }
+ * slots of 16 bytes).
  *
  * Commands:
- *   param-table-V info                      JSON: variant, compiler, sizes
+ *   param-table-V info                      JSON: variant, compiler, sizes, features
  *   param-table-V create NAME               make and initialise /NAME (lock variants)
  *   param-table-V destroy NAME              shm_unlink /NAME
  *   param-table-V run --role displayer|randomizer --n N --id K --target NAME
- *                     --start-ns T --windows W [--hz H] --out FILE
+ *                     --start-ns T --windows W [--hz H] [--record 0|1]
+ *                     [--progress FILE] --out FILE
+ *   param-table-V hold --target NAME        (lock variants) claim p000 as a
+ *                     writer does (the lock, the table's lock, or the sequence
+ *                     made odd; the floor has nothing to claim), print "held",
+ *                     then raise(SIGSTOP): the runner SIGKILLs it there, a
+ *                     writer dead mid-write
+ *   param-table-V hammer --target NAME [--id K]
+ *                     print "ready", then write p000 flat out with the
+ *                     variant's own write call (parambus: a one-field
+ *                     prepared batch, parambus-setter: the typed setter,
+ *                     parambus-atomic: an all-or-nothing batch) until killed
+ *                     (or 60 s): the runner SIGKILLs it at random instants
+ *                     until one kill lands while it holds p000's claim,
+ *                     since the public API has no way to stop a writer
+ *                     inside its write
+ *   param-table-V probe --target NAME --pid PID
+ *                     JSON: the claim state of p000 (parambus: its lock word
+ *                     and its aux record's writing token, read from the
+ *                     segment as docs/segment-format.md §2 lays it out:
+ *                     whether PID holds it; seqlocks: the sequence is odd;
+ *                     mutexes and rwlocks: a try-lock fails with EBUSY)
  *
  * A run sleeps until CLOCK_MONOTONIC T, then works for W windows of 100 ms
  * (a POSIX timer whose signal counts the windows), and writes its figures to
- * FILE as one JSON object.
+ * FILE as one JSON object. With --progress, the timer's signal handler also
+ * appends "WINDOW OPS ITERATIONS" (cumulative) to that file at every window's
+ * end, so that a process that hangs in a lock still tells how far it got.
  *
- * One iteration of a Displayer reads p000..p199 in turn, then the record:
- * 201 operations. One iteration of Randomizer N writes its N parameters
- * (p000..p(N-1)), then the record: N + 1 operations. With --hz the process
- * runs one iteration per 1/H s and sleeps in between.
+ * One iteration of a Displayer reads p000..p(N-1) in turn (N = 200 unless
+ * --n says otherwise), then the record: N + 1 operations. One iteration of
+ * Randomizer N writes its N parameters (p000..p(N-1)), then the record:
+ * N + 1 operations. With --record 0 neither touches the record (N
+ * operations: the hot-parameter run's Displayer and Randomizer of p000
+ * alone). With --hz the process runs one iteration per 1/H s and sleeps in
+ * between.
  *
  * Self-checking values: iteration k of writer K (K = 1, 2) writes the 30-bit
  * counter c = (4k + K) mod 2^30 into every value of that iteration: a double
@@ -67,9 +100,13 @@
  * pthread_rwlock_rdlock() and pthread_rwlock_wrlock(), as in the study. A
  * process blocked (a writer starved by the reader-preferring rwlock) gets its
  * lock when the others stop at the end; an iteration that ends after the end
- * of the run is not counted, and a seqlock reader stops retrying when the run
- * ends. parambus gets no escape: if its reader could be starved the process
- * would hang and the runner would report it.
+ * of the run is not counted, and a seqlock reader (and a seqlock-param-cas
+ * writer) stops retrying when the run ends. parambus gets no escape: if its
+ * reader could be starved the process would hang and the runner would report
+ * it. A lock held by a writer that died is another matter: a plain
+ * PTHREAD_PROCESS_SHARED mutex or rwlock is never given back, and whoever
+ * waits for it waits for ever (the runner kills such processes and reports
+ * them as hung).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +132,7 @@
 #define PT_PARAMBUS 7        /* parambus: each Randomizer pass as a prepared batch, each value on its own */
 #define PT_PARAMBUS_SETTER 8 /* parambus: one typed setter call per value */
 #define PT_PARAMBUS_ATOMIC 9 /* parambus: each Randomizer pass as an all-or-nothing batch */
+#define PT_SEQLOCK_PARAM_CAS 10 /* seqlock per parameter, claimed by a CAS to odd */
 #define PT_IS_PARAMBUS \
 	(PT_VARIANT == PT_PARAMBUS || PT_VARIANT == PT_PARAMBUS_SETTER || PT_VARIANT == PT_PARAMBUS_ATOMIC)
 
@@ -118,13 +156,28 @@
 #define SYNC_RWLOCK 1
 #elif PT_VARIANT == PT_SEQLOCK_TABLE || PT_VARIANT == PT_SEQLOCK_PARAM
 #define SYNC_SEQLOCK 1
+#elif PT_VARIANT == PT_SEQLOCK_PARAM_CAS
+#define SYNC_SEQLOCK 1 /* the same reader */
+#define SYNC_SEQLOCK_CAS 1 /* a writer claims the sequence itself */
 #endif
 #if PT_VARIANT == PT_MUTEX_TABLE || PT_VARIANT == PT_RWLOCK_TABLE || \
 	PT_VARIANT == PT_SEQLOCK_TABLE
 #define SYNC_TABLE 1
 #elif PT_VARIANT == PT_MUTEX_PARAM || PT_VARIANT == PT_RWLOCK_PARAM || \
-	PT_VARIANT == PT_SEQLOCK_PARAM
+	PT_VARIANT == PT_SEQLOCK_PARAM || PT_VARIANT == PT_SEQLOCK_PARAM_CAS
 #define SYNC_PARAM 1
+#endif
+
+#ifdef SYNC_SEQLOCK_CAS
+/* What a spinning writer does between two looks at a held word. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
 #endif
 
 /* --- The run's clock and windows ------------------------------------------ */
@@ -133,9 +186,28 @@ static volatile sig_atomic_t stop_flag;
 static uint32_t ticks; /* windows ended, written by the signal handler */
 static uint32_t nwindows;
 static timer_t window_timer;
+/* --progress: the handler appends the counts below at every window's end. */
+static int progress_fd = -1;
+static uint64_t progress_ops, progress_iterations; /* cumulative, relaxed */
+
+/* Append @v in decimal and @end to @p; async-signal-safe (no stdio). */
+static char *put_u64(char *p, uint64_t v, char end)
+{
+	char tmp[24];
+	unsigned n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10u);
+	while ((v /= 10u) != 0);
+	while (n)
+		*p++ = tmp[--n];
+	*p++ = end;
+	return p;
+}
 
 static void on_tick(int sig)
 {
+	int saved_errno = errno;
 	int overrun = timer_getoverrun(window_timer);
 	uint32_t t = __atomic_load_n(&ticks, __ATOMIC_RELAXED) + 1u +
 		     (overrun > 0 ? (uint32_t)overrun : 0u);
@@ -144,6 +216,17 @@ static void on_tick(int sig)
 	__atomic_store_n(&ticks, t, __ATOMIC_RELAXED);
 	if (t >= nwindows)
 		stop_flag = 1;
+	if (progress_fd >= 0) {
+		char line[80], *p = line;
+
+		p = put_u64(p, t, ' ');
+		p = put_u64(p, __atomic_load_n(&progress_ops, __ATOMIC_RELAXED), ' ');
+		p = put_u64(p, __atomic_load_n(&progress_iterations, __ATOMIC_RELAXED), '\n');
+		if (write(progress_fd, line, (size_t)(p - line)) < 0) {
+			/* nothing to do: the figures are informative */
+		}
+	}
+	errno = saved_errno;
 }
 
 static int64_t mono_ns(void)
@@ -244,6 +327,8 @@ struct sync {
 	pthread_mutex_t lock;
 #elif defined(SYNC_RWLOCK)
 	pthread_rwlock_t lock;
+#elif defined(SYNC_SEQLOCK_CAS)
+	uint32_t seq; /* odd while a writer, which made it odd, writes */
 #elif defined(SYNC_SEQLOCK)
 	uint32_t seq;
 	pthread_mutex_t wlock; /* serialises writers */
@@ -288,12 +373,15 @@ struct shared {
 static struct shared *shm;
 static uint64_t lock_errors; /* lock calls that failed */
 
+#if defined(SYNC_MUTEX) || defined(SYNC_RWLOCK) || \
+	(defined(SYNC_SEQLOCK) && !defined(SYNC_SEQLOCK_CAS))
 static inline int lock_result(int r)
 {
 	if (r != 0)
 		lock_errors++;
 	return r;
 }
+#endif
 
 /* Begin a read; *tok is the sequence seen (seqlock). Non-zero: give up. */
 static inline int read_begin(struct sync *y, uint32_t *tok)
@@ -347,6 +435,28 @@ static inline int write_begin(struct sync *y)
 	return lock_result(pthread_mutex_lock(&y->lock));
 #elif defined(SYNC_RWLOCK)
 	return lock_result(pthread_rwlock_wrlock(&y->lock));
+#elif defined(SYNC_SEQLOCK_CAS)
+	/* One compare-and-swap from even to odd claims the parameter (acquire:
+	 * the last writer's stores are ours to overwrite); while another writer
+	 * holds it (odd), spin. The release fence orders the odd value before
+	 * the data stores, as seqlock-param's increment is ordered: a reader
+	 * that sees any of them sees the sequence changed. Non-zero: the run
+	 * ended while the word was held (by a writer that may be dead). */
+	uint32_t s = __atomic_load_n(&y->seq, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if (!(s & 1u) && __atomic_compare_exchange_n(&y->seq, &s, s + 1u, false,
+							     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		if (s & 1u) {
+			if (stop_flag)
+				return 1;
+			cpu_relax();
+			s = __atomic_load_n(&y->seq, __ATOMIC_RELAXED);
+		}
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return 0;
 #elif defined(SYNC_SEQLOCK)
 	int r = lock_result(pthread_mutex_lock(&y->wlock));
 
@@ -368,6 +478,9 @@ static inline void write_end(struct sync *y)
 	pthread_mutex_unlock(&y->lock);
 #elif defined(SYNC_RWLOCK)
 	pthread_rwlock_unlock(&y->lock);
+#elif defined(SYNC_SEQLOCK_CAS)
+	__atomic_store_n(&y->seq, __atomic_load_n(&y->seq, __ATOMIC_RELAXED) + 1u,
+			 __ATOMIC_RELEASE);
 #elif defined(SYNC_SEQLOCK)
 	__atomic_store_n(&y->seq, __atomic_load_n(&y->seq, __ATOMIC_RELAXED) + 1u,
 			 __ATOMIC_RELEASE);
@@ -447,7 +560,9 @@ static inline int write_record(uint64_t word)
 
 static inline void sync_init(struct sync *y)
 {
-#if defined(SYNC_MUTEX) || defined(SYNC_SEQLOCK)
+#if defined(SYNC_SEQLOCK_CAS)
+	y->seq = 0;
+#elif defined(SYNC_MUTEX) || defined(SYNC_SEQLOCK)
 	pthread_mutexattr_t a;
 	int r;
 
@@ -553,6 +668,72 @@ static uint64_t target_errors(void)
 static size_t slot_bytes(void)
 {
 	return sizeof(struct slot);
+}
+
+/* hold: claim p000 exactly as write_param() does (its lock, the table's
+ * lock, or its sequence made odd), then stop; the runner SIGKILLs the
+ * process there: a writer that died in the middle of a write. */
+static int cmd_hold(const char *name)
+{
+	struct sync *y;
+
+	target_open(name, true);
+	y = SYNC_OF(shm, &shm->slots[0]);
+	if (write_begin(y))
+		die("claiming p000", EAGAIN);
+	printf("held\n");
+	fflush(stdout);
+	raise(SIGSTOP);
+	write_end(y); /* continued rather than killed: let go */
+	return 0;
+}
+
+/* probe: is p000 claimed now? Seqlocks: the sequence is odd; mutexes and
+ * rwlocks: a try-lock (for reading, where readers lock) fails with EBUSY.
+ * These locks do not say by whom, so @pid is not checked here: the runner
+ * knows whom it stopped. */
+static int cmd_probe(const char *name, long pid)
+{
+	struct sync *y;
+	const char *how = "no claim (the floor has no lock)";
+	int held = 0;
+
+	(void)pid;
+	target_open(name, false);
+	y = SYNC_OF(shm, &shm->slots[0]);
+	(void)y;
+#if defined(SYNC_SEQLOCK)
+	{
+		uint32_t seq = __atomic_load_n(&y->seq, __ATOMIC_ACQUIRE);
+
+		held = seq & 1u;
+		how = held ? "sequence odd" : "sequence even";
+		printf("{\"param\": \"p000\", \"seq\": %u, \"held\": %s, \"how\": \"%s\"}\n", seq,
+		       held ? "true" : "false", how);
+		return 0;
+	}
+#elif defined(SYNC_MUTEX)
+	{
+		int r = pthread_mutex_trylock(&y->lock);
+
+		if (r == 0)
+			pthread_mutex_unlock(&y->lock);
+		held = r == EBUSY;
+		how = held ? "mutex: trylock EBUSY" : r == 0 ? "mutex free" : strerror(r);
+	}
+#elif defined(SYNC_RWLOCK)
+	{
+		int r = pthread_rwlock_tryrdlock(&y->lock);
+
+		if (r == 0)
+			pthread_rwlock_unlock(&y->lock);
+		held = r == EBUSY;
+		how = held ? "rwlock: tryrdlock EBUSY" : r == 0 ? "rwlock free" : strerror(r);
+	}
+#endif
+	printf("{\"param\": \"p000\", \"held\": %s, \"how\": \"%s\"}\n",
+	       held ? "true" : "false", how);
+	return 0;
 }
 
 #else /* PT_IS_PARAMBUS */
@@ -674,6 +855,112 @@ static int cmd_destroy(const char *name)
 	return cmd_create(name);
 }
 
+static int cmd_hold(const char *name)
+{
+	(void)name;
+	fprintf(stderr, "param-table-%s: the public API cannot stop a writer inside its "
+			"write; use hammer (and SIGKILL) instead\n",
+		PT_VARIANT_NAME);
+	return 2;
+}
+
+static uint64_t load64(const unsigned char *p)
+{
+	return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_ACQUIRE);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* probe: who holds p000 now? Read, as an outside implementation would, from
+ * the value segment as docs/segment-format.md lays it out (the library has
+ * no call for it, and needs none): §2.1 the header's offsets, §2.2 the
+ * descriptor's slot_offset, §2.5 the slot's seq and lock words, §2.7 the aux
+ * record's writing token. A token's bits 0-21 are the thread id (§4.3); the
+ * runner's writers are single-threaded, so that is @pid. Held: a write
+ * under the bias announced by @pid (writing), or the lock word held by @pid
+ * (any state but "biased" with @pid's token). Read-only: changes nothing. */
+static int cmd_probe(const char *name, long pid)
+{
+	char path[128];
+	struct stat st;
+	const unsigned char *seg, *d = NULL;
+	uint64_t size, desc, strings, strings_size, aux, slot, seq, lock, writing;
+	uint32_t count, i;
+	unsigned state;
+	const uint64_t tid_mask = (1ull << 22) - 1u, token_mask = (1ull << 52) - 1u;
+	bool by_bias, by_lock;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/pbus.%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		die(path, errno);
+	if (fstat(fd, &st) < 0)
+		die("fstat", errno);
+	size = (uint64_t)st.st_size;
+	if (size < 256)
+		die("segment size", EPROTO);
+	seg = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	if (seg == MAP_FAILED)
+		die("mmap", errno);
+	close(fd);
+	if (memcmp(seg, "PARAMBUS", 8) != 0)
+		die("segment magic", EPROTO);
+	count = get32(seg + 40);
+	desc = get64(seg + 56);
+	strings = get64(seg + 80);
+	strings_size = get64(seg + 88);
+	aux = get64(seg + 112);
+	if (desc > size || (uint64_t)count * 128u > size - desc || strings > size ||
+	    strings_size > size - strings || aux > size || (uint64_t)count * 16u > size - aux)
+		die("segment offsets", EPROTO);
+	for (i = 0; i < count; i++) {
+		const unsigned char *di = seg + desc + (uint64_t)i * 128u;
+		uint32_t off = get32(di), len = get32(di + 4);
+
+		if (len == 4 && (uint64_t)off + 4u <= strings_size &&
+		    memcmp(seg + strings + off, "p000", 4) == 0) {
+			d = di;
+			break;
+		}
+	}
+	if (!d)
+		die("p000", ENOENT);
+	slot = get64(d + 48);
+	if (slot % 64u || slot > size - 64u)
+		die("slot offset", EPROTO);
+	seq = load64(seg + slot);
+	lock = load64(seg + slot + 8);
+	writing = load64(seg + aux + (uint64_t)i * 16u + 8u);
+	state = (unsigned)(lock >> 62);
+	by_bias = writing != 0 && (long)(writing & tid_mask) == pid;
+	by_lock = state != 1 && (lock & token_mask) != 0 && (long)(lock & tid_mask) == pid;
+	printf("{\"param\": \"p000\", \"seq\": %" PRIu64 ", \"lock\": \"0x%016" PRIx64
+	       "\", \"lock_state\": %u, \"lock_tid\": %" PRIu64 ", \"writing\": \"0x%016" PRIx64
+	       "\", \"writing_tid\": %" PRIu64 ", \"pid\": %ld, \"held\": %s, \"how\": \"%s\"}\n",
+	       seq, lock, state, lock & tid_mask, writing, writing & tid_mask, pid,
+	       by_bias || by_lock ? "true" : "false",
+	       by_bias ? "a write under its bias announced (aux.writing)"
+	       : by_lock ? "its lock word held"
+			 : "not held by that writer");
+	munmap((void *)seg, (size_t)size);
+	return 0;
+}
+
 #endif /* PT_VARIANT */
 
 /* --- The processes -------------------------------------------------------- */
@@ -683,13 +970,14 @@ struct counts {
 	uint64_t torn_record;
 };
 
-/* One Displayer iteration: 201 reads. Non-zero: cut short by the end. */
-static int displayer_iteration(struct counts *c)
+/* One Displayer iteration: @n reads of doubles, then (if @record) one of
+ * the record. Non-zero: cut short by the end. */
+static int displayer_iteration(unsigned n, bool record, struct counts *c)
 {
 	uint64_t torn = 0;
 	uint64_t w[REC_WORDS];
 
-	for (unsigned i = 0; i < NPARAMS; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		uint64_t v;
 
 		if (read_param(i, &v))
@@ -697,6 +985,8 @@ static int displayer_iteration(struct counts *c)
 		torn += !double_bits_ok(v);
 	}
 	c->torn_double += torn;
+	if (!record)
+		return 0;
 	if (read_record(w))
 		return -1;
 	c->torn_record += !record_ok(w);
@@ -710,7 +1000,7 @@ static int displayer_iteration(struct counts *c)
  * parameter claimed and published on its own; parambus-atomic: all claimed
  * before the first is written); then the record parameter (a string:
  * batches take scalars), as the other variant. */
-static int randomizer_iteration(unsigned n, uint64_t k, unsigned id)
+static int randomizer_iteration(unsigned n, uint64_t k, unsigned id, bool record)
 {
 	static struct pbus_batch *batch;
 	static unsigned batch_n;
@@ -742,11 +1032,12 @@ static int randomizer_iteration(unsigned n, uint64_t k, unsigned id)
 		note_error(r);
 		return -1;
 	}
-	return write_record(record_word_of(c));
+	return record ? write_record(record_word_of(c)) : 0;
 }
 #else
-/* One Randomizer iteration: @n writes of doubles, one of the record. */
-static int randomizer_iteration(unsigned n, uint64_t k, unsigned id)
+/* One Randomizer iteration: @n writes of doubles, then (if @record) one of
+ * the record. */
+static int randomizer_iteration(unsigned n, uint64_t k, unsigned id, bool record)
 {
 	uint32_t c = counter_of(k, id);
 	uint64_t bits = double_bits_of(c);
@@ -755,9 +1046,25 @@ static int randomizer_iteration(unsigned n, uint64_t k, unsigned id)
 		if (write_param(i, bits))
 			return -1;
 	}
-	return write_record(record_word_of(c));
+	return record ? write_record(record_word_of(c)) : 0;
 }
 #endif
+
+/* hammer: write p000 flat out, as the Randomizer writes it, until killed;
+ * alarm() ends a hammer that nobody kills (a runner that died). */
+static int cmd_hammer(const char *name, unsigned id)
+{
+	alarm(60);
+	target_open(name, true);
+	printf("ready\n");
+	fflush(stdout);
+	for (uint64_t k = 0;; k++) {
+		if (randomizer_iteration(1, k, id, false))
+			break;
+	}
+	die("writing p000", EIO);
+	return 2;
+}
 
 struct options {
 	bool displayer;
@@ -767,6 +1074,8 @@ struct options {
 	int64_t start_ns;
 	unsigned windows;
 	unsigned hz;
+	bool record;
+	const char *progress;
 	const char *out;
 };
 
@@ -776,8 +1085,13 @@ static void usage(void)
 		"usage: param-table-%s info\n"
 		"       param-table-%s create|destroy NAME\n"
 		"       param-table-%s run --role displayer|randomizer --n N --id K --target NAME\n"
-		"                 --start-ns T --windows W [--hz H] --out FILE\n",
-		PT_VARIANT_NAME, PT_VARIANT_NAME, PT_VARIANT_NAME);
+		"                 --start-ns T --windows W [--hz H] [--record 0|1]\n"
+		"                 [--progress FILE] --out FILE\n"
+		"       param-table-%s hold --target NAME\n"
+		"       param-table-%s hammer --target NAME [--id K]\n"
+		"       param-table-%s probe --target NAME --pid PID\n",
+		PT_VARIANT_NAME, PT_VARIANT_NAME, PT_VARIANT_NAME, PT_VARIANT_NAME,
+		PT_VARIANT_NAME, PT_VARIANT_NAME);
 	exit(2);
 }
 
@@ -785,6 +1099,7 @@ static void parse_run(int argc, char **argv, struct options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->n = NPARAMS;
+	o->record = true;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -808,6 +1123,10 @@ static void parse_run(int argc, char **argv, struct options *o)
 			o->windows = (unsigned)strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--hz"))
 			o->hz = (unsigned)strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--record"))
+			o->record = strcmp(v, "0") != 0;
+		else if (!strcmp(a, "--progress"))
+			o->progress = v;
 		else if (!strcmp(a, "--out"))
 			o->out = v;
 		else
@@ -854,10 +1173,16 @@ static int cmd_run(int argc, char **argv)
 	int r;
 
 	parse_run(argc, argv, &o);
-	per_iter = o.displayer ? NPARAMS + 1u : o.n + 1u;
+	per_iter = o.n + (o.record ? 1u : 0u);
 	win = calloc(o.windows, sizeof(*win));
 	if (!win)
 		die("calloc", ENOMEM);
+	if (o.progress) {
+		progress_fd = open(o.progress, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+				   0600);
+		if (progress_fd < 0)
+			die(o.progress, errno);
+	}
 	target_open(o.target, !o.displayer);
 	nwindows = o.windows;
 	start_timer(o.start_ns);
@@ -874,13 +1199,17 @@ static int cmd_run(int argc, char **argv)
 	while (!stop_flag) {
 		uint32_t t;
 
-		if (o.displayer ? displayer_iteration(&c)
-				: randomizer_iteration(o.n, iterations, o.id))
+		if (o.displayer ? displayer_iteration(o.n, o.record, &c)
+				: randomizer_iteration(o.n, iterations, o.id, o.record))
 			break; /* cut short by the end of the run (or an error) */
 		if (stop_flag)
 			break; /* ended after the run: not counted */
 		ops += per_iter;
 		iterations++;
+		if (progress_fd >= 0) {
+			__atomic_store_n(&progress_ops, ops, __ATOMIC_RELAXED);
+			__atomic_store_n(&progress_iterations, iterations, __ATOMIC_RELAXED);
+		}
 		t = __atomic_load_n(&ticks, __ATOMIC_RELAXED);
 		if (t != seen && seen < o.windows) {
 			if (t > o.windows)
@@ -905,17 +1234,21 @@ static int cmd_run(int argc, char **argv)
 	ticks1 = proc_cpu_ticks();
 	cpu1_ns = proc_cpu_ns();
 	timer_delete(window_timer);
+	if (progress_fd >= 0) {
+		close(progress_fd);
+		progress_fd = -1;
+	}
 
 	f = fopen(o.out, "w");
 	if (!f)
 		die(o.out, errno);
 	fprintf(f,
-		"{\"variant\": \"%s\", \"role\": \"%s\", \"n\": %u, \"id\": %u, \"hz\": %u,\n"
+		"{\"variant\": \"%s\", \"role\": \"%s\", \"n\": %u, \"record\": %d, \"id\": %u, \"hz\": %u,\n"
 		" \"ops\": %" PRIu64 ", \"iterations\": %" PRIu64 ", \"ops_per_iteration\": %" PRIu64
 		",\n \"torn_double\": %" PRIu64 ", \"torn_record\": %" PRIu64 ", \"errors\": %" PRIu64
 		",\n \"late_start_ns\": %" PRId64 ", \"elapsed_ns\": %" PRId64
 		", \"cpu_ticks\": %lld, \"clk_tck\": %ld, \"cpu_ns\": %" PRId64 ",\n \"windows\": [",
-		PT_VARIANT_NAME, o.displayer ? "displayer" : "randomizer", o.displayer ? NPARAMS : o.n,
+		PT_VARIANT_NAME, o.displayer ? "displayer" : "randomizer", o.n, o.record ? 1 : 0,
 		o.id, o.hz, ops, iterations, per_iter, c.torn_double, c.torn_record,
 		target_errors(), late_ns, t1_ns - t0_ns,
 		ticks0 >= 0 && ticks1 >= 0 ? ticks1 - ticks0 : -1LL, sysconf(_SC_CLK_TCK),
@@ -931,8 +1264,11 @@ static int cmd_run(int argc, char **argv)
 
 static int cmd_info(void)
 {
+	/* features: what the runner may ask of this binary beyond the 2 + 2 runs
+	 * (a binary of an older source lacks them and is not asked). */
 	printf("{\"variant\": \"%s\", \"compiler\": \"%s %s\", \"slot_bytes\": %zu, "
-	       "\"params\": %u, \"record_bytes\": %u}\n",
+	       "\"params\": %u, \"record_bytes\": %u, "
+	       "\"features\": [\"record-option\", \"progress\", \"hold\", \"hammer\", \"probe\"]}\n",
 	       PT_VARIANT_NAME,
 #if defined(__clang__)
 	       "clang",
@@ -955,6 +1291,31 @@ int main(int argc, char **argv)
 		return cmd_destroy(argv[2]);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc, argv);
+	if (!strcmp(argv[1], "hold") || !strcmp(argv[1], "hammer") || !strcmp(argv[1], "probe")) {
+		const char *target = NULL;
+		long pid = 0;
+		unsigned id = 1;
+
+		for (int i = 2; i + 1 < argc; i += 2) {
+			if (!strcmp(argv[i], "--target"))
+				target = argv[i + 1];
+			else if (!strcmp(argv[i], "--pid"))
+				pid = strtol(argv[i + 1], NULL, 10);
+			else if (!strcmp(argv[i], "--id"))
+				id = (unsigned)strtoul(argv[i + 1], NULL, 10);
+			else
+				usage();
+		}
+		if (!target || argc % 2 || id > 3)
+			usage();
+		if (!strcmp(argv[1], "hold"))
+			return cmd_hold(target);
+		if (!strcmp(argv[1], "hammer"))
+			return cmd_hammer(target, id);
+		if (pid <= 0)
+			usage();
+		return cmd_probe(target, pid);
+	}
 	usage();
 	return 2;
 }

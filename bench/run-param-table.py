@@ -136,14 +136,19 @@ def machine_info(build):
     return info
 
 
-def proc_ticks(pid):
+def proc_stat_fields(pid):
+    """The fields of /proc/PID/stat after the command (state first), or None."""
     try:
         with open("/proc/%d/stat" % pid) as f:
             s = f.read()
     except OSError:
         return None
-    fields = s[s.rindex(")") + 2:].split()
-    return int(fields[11]) + int(fields[12])  # utime, stime
+    return s[s.rindex(")") + 2:].split()
+
+
+def proc_ticks(pid):
+    fields = proc_stat_fields(pid)
+    return None if fields is None else int(fields[11]) + int(fields[12])  # utime, stime
 
 
 # --- one run ---------------------------------------------------------------
@@ -380,12 +385,8 @@ def run_checked(cfg, variant, scenario, seconds, tmp, rd, log):
 
 def proc_state(pid):
     """The state letter of /proc/PID/stat (R, S, T, Z ...), or None."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            s = f.read()
-    except OSError:
-        return None
-    return s[s.rindex(")") + 2:].split()[0]
+    fields = proc_stat_fields(pid)
+    return None if fields is None else fields[0]
 
 
 def read_line(p, timeout):

@@ -6,7 +6,7 @@
  * whenever they change, and on SIGTERM/SIGINT saves, marks the segment
  * closed and removes it. It serves the parameters to clients over a
  * Unix-domain socket (server.c, docs/socket-protocol.md), and when the
- * schema has hardware bindings it runs pbus-hwd beside it (hardware.c).
+ * schema has hardware bindings it runs pbus-hwd beside it (hwd-supervisor.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -295,7 +295,7 @@ int main(int argc, char **argv)
 	struct pbus_schema *schema = NULL;
 	struct pbus_table *owner = NULL;
 	struct persist *persist = NULL;
-	struct hardware *hardware = NULL;
+	struct hwd_supervisor *hwd = NULL;
 	struct server *server = NULL;
 	char error[512], *state_dir = NULL, *schema_text = NULL;
 	size_t schema_length = 0;
@@ -399,13 +399,13 @@ int main(int argc, char **argv)
 	if (hardware_bindings_present(schema)) {
 		if (o.no_hardware)
 			log_msg(LOG_INFO, "--no-hardware: not running the schema's hardware bindings");
-		else if ((r = hardware_start(o.hwd_path, o.schema, o.instance, &hardware)) < 0)
+		else if ((r = hwd_supervisor_start(o.hwd_path, o.schema, o.instance, &hwd)) < 0)
 			log_msg(LOG_ERROR, "cannot start pbus-hwd: %s", strerror(-r));
 	}
 	notify_ready(o.notify_fd);
 
 	for (;;) {
-		int wait_ms = hardware_timeout_ms(hardware);
+		int wait_ms = hwd_supervisor_timeout_ms(hwd);
 		struct timespec timeout = {.tv_sec = wait_ms / 1000, .tv_nsec = (wait_ms % 1000) * 1000000L};
 
 		sig = wait_ms < 0 ? sigwaitinfo(&signals, NULL) : sigtimedwait(&signals, NULL, &timeout);
@@ -414,20 +414,20 @@ int main(int argc, char **argv)
 		if (sig == SIGHUP)
 			log_msg(LOG_INFO, "SIGHUP: nothing to reload yet");
 		if (sig == SIGCHLD)
-			hardware_child_exited(hardware);
-		hardware_tick(hardware);
+			hwd_supervisor_child_exited(hwd);
+		hwd_supervisor_tick(hwd);
 	}
 	log_msg(LOG_INFO, "shutting down on %s", strsignal(sig));
 	/* The bindings stop first: nothing writes the instance while it goes. */
-	hardware_stop(hardware);
-	hardware = NULL;
+	hwd_supervisor_stop(hwd);
+	hwd = NULL;
 	/* Then the clients: the final save below does not wait for them. */
 	server_stop(server);
 	server = NULL;
 	persist_stop(persist);
 	status = 0;
 out:
-	hardware_stop(hardware);
+	hwd_supervisor_stop(hwd);
 	server_stop(server);
 	persist_free(persist);
 	pbus_instance_remove(owner);

@@ -4,8 +4,8 @@
  *
  * Threads: the main thread handles signals and the instance's life; the
  * persistence thread (persist.c) sleeps until a persistent parameter
- * changes and saves the state file; hardware.c supervises pbus-hwd, a child
- * process that runs the hardware bindings; server.c serves the table over a
+ * changes and saves the state file; hwd-supervisor.c supervises pbus-hwd, a
+ * child process that runs the hardware bindings; server.c serves the table over a
  * Unix-domain socket with a server thread and a watcher thread.
  */
 #ifndef PBUSD_H
@@ -16,7 +16,7 @@
 
 #include <parambus/parambus.h>
 
-#include "log.h"
+#include "../common/log.h"
 
 /* persist.c: the state file of persistent parameters (docs/persistence.md). */
 struct persist;
@@ -67,20 +67,21 @@ int server_saved_fd(const struct server *s);
 /* Close every connection, remove the socket, free. Accepts NULL. */
 void server_stop(struct server *s);
 
-/* hardware.c: pbus-hwd as pbusd's supervised child, running the schema's
- * hardware bindings. Used by the main thread only. */
-struct hardware;
+/* hwd-supervisor.c: pbus-hwd as pbusd's supervised child, running the
+ * schema's hardware bindings. Used by the main thread only. */
+struct hwd_supervisor;
 
+/* Whether any parameter of @schema has a hardware binding (pbus-hwd's work). */
 bool hardware_bindings_present(const struct pbus_schema *schema);
 /* Start pbus-hwd (@hwd_path, or the one next to pbusd, or from PATH). */
-int hardware_start(const char *hwd_path, const char *schema_path, const char *instance,
-		   struct hardware **ret);
+int hwd_supervisor_start(const char *hwd_path, const char *schema_path, const char *instance,
+			 struct hwd_supervisor **ret);
 /* On SIGCHLD: reap, log, plan a restart. Accepts NULL (reaps only). */
-void hardware_child_exited(struct hardware *hw);
-/* Milliseconds until hardware_tick() has work (a planned restart), or -1. */
-int hardware_timeout_ms(const struct hardware *hw);
-void hardware_tick(struct hardware *hw);
+void hwd_supervisor_child_exited(struct hwd_supervisor *sv);
+/* Milliseconds until hwd_supervisor_tick() has work (a planned restart), or -1. */
+int hwd_supervisor_timeout_ms(const struct hwd_supervisor *sv);
+void hwd_supervisor_tick(struct hwd_supervisor *sv);
 /* SIGTERM to pbus-hwd, SIGKILL after 3 s; frees. Accepts NULL. */
-void hardware_stop(struct hardware *hw);
+void hwd_supervisor_stop(struct hwd_supervisor *sv);
 
 #endif

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon/log.h"
+#include "../common/log.h"
 #include "../lib/value-internal.h"
 #include "pbus-hwd.h"
 

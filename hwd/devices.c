@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../daemon/log.h"
+#include "../common/log.h"
 #include "pbus-hwd.h"
 
 /* "N" or PREFIX"N" (e.g. "pwmchip3", "i2c-1") as a number; -1 if neither. */

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../daemon/log.h"
+#include "../common/log.h"
 #include "../lib/clock-internal.h" /* pbus_monotonic_ns() */
 #include "pbus-hwd.h"
 

@@ -52,13 +52,12 @@ size_t pbus_percent_encode(const void *src, size_t n, char *buf, size_t size)
 	return len;
 }
 
-static int hex_value(char c)
+/* A digit of an escape: upper-case hex only, as the encoder writes them
+ * (docs/schema-format.md, "Encoding"), so that a byte string has one
+ * spelling; "%2a" is malformed. */
+static int escape_digit(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return c >= 'a' && c <= 'f' ? -1 : pbus_hex_digit(c);
 }
 
 int pbus_percent_decode(char *s)
@@ -67,7 +66,7 @@ int pbus_percent_decode(char *s)
 
 	for (char *in = s; *in; in++) {
 		if (*in == '%') {
-			int hi = hex_value(in[1]), lo = hi < 0 ? -1 : hex_value(in[2]);
+			int hi = escape_digit(in[1]), lo = hi < 0 ? -1 : escape_digit(in[2]);
 
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 				return -EINVAL;

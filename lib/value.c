@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text-internal.h" /* pbus_hex_digit() */
 #include "value-internal.h"
 
 uint32_t pbus_scalar_size(unsigned type)
@@ -330,17 +331,6 @@ int pbus_number_parse(unsigned type, const char *text, union pbus_number *ret)
 	return 0;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* One scalar element of @ti from text, into @out. */
 static int parse_element(const struct pbus_typeinfo *ti, unsigned element, const char *text,
 			 unsigned char *out)
@@ -408,7 +398,7 @@ int pbus_value_parse(const struct pbus_typeinfo *ti, const char *text, void *buf
 		if (digits / 2 > size)
 			return -ENOBUFS;
 		for (size_t i = 0; i < digits; i += 2) {
-			int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+			int hi = pbus_hex_digit(text[i]), lo = pbus_hex_digit(text[i + 1]);
 
 			if (hi < 0 || lo < 0)
 				return -EINVAL;

@@ -284,7 +284,8 @@ static void dump_text(const struct pbus_table *table)
 
 /* --- Commands ------------------------------------------------------------ */
 
-/* dump and info share their options: --json and the common ones. */
+/* dump and info share their options: --json and the common ones. Returns
+ * -1 to go on, else the exit status. */
 static int parse(struct tool_context *context, const struct tool_command *command, int argc,
 		 char **argv, bool *ret_json)
 {
@@ -293,25 +294,17 @@ static int parse(struct tool_context *context, const struct tool_command *comman
 		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0},
 	};
-	int option;
+	int status;
 
 	*ret_json = false;
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "j", options,
-				     NULL)) != -1) {
-		int common = tool_common_option(context, command, option, optarg);
-
-		if (common < 0)
-			return -1;
-		if (common > 0)
-			continue;
-		if (option == 'j')
-			*ret_json = true;
-		else
-			return tool_option_error(command, option, argv);
-	}
+	while (tool_next_option(context, command, argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "j",
+				options, &status) == 'j')
+		*ret_json = true;
+	if (status >= 0)
+		return status;
 	if (optind < argc)
 		return tool_usage_error(command, "unexpected argument '%s'", argv[optind]);
-	return TOOL_EXIT_OK;
+	return -1;
 }
 
 static int run_dump(struct tool_context *context, int argc, char **argv)
@@ -320,8 +313,8 @@ static int run_dump(struct tool_context *context, int argc, char **argv)
 	bool json;
 	int status = parse(context, &tool_command_dump, argc, argv, &json);
 
-	if (status != TOOL_EXIT_OK)
-		return status < 0 ? TOOL_EXIT_OK : status;
+	if (status >= 0)
+		return status;
 	status = tool_open(context, PBUS_OPEN_READ, &table);
 	if (status != TOOL_EXIT_OK)
 		return status;
@@ -339,8 +332,8 @@ static int run_info(struct tool_context *context, int argc, char **argv)
 	bool json;
 	int status = parse(context, &tool_command_info, argc, argv, &json);
 
-	if (status != TOOL_EXIT_OK)
-		return status < 0 ? TOOL_EXIT_OK : status;
+	if (status >= 0)
+		return status;
 	status = tool_open(context, PBUS_OPEN_READ, &table);
 	if (status != TOOL_EXIT_OK)
 		return status;

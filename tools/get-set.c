@@ -84,21 +84,15 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 	bool verbose = false, json = false;
 	int option, status, count;
 
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "vj", options,
-				     NULL)) != -1) {
-		int common = tool_common_option(context, &tool_command_get, option, optarg);
-
-		if (common < 0)
-			return TOOL_EXIT_OK;
-		if (common > 0)
-			continue;
+	while ((option = tool_next_option(context, &tool_command_get, argc, argv,
+					  ":" TOOL_COMMON_SHORT_OPTIONS "vj", options, &status))) {
 		if (option == 'v')
 			verbose = true;
 		else if (option == 'j')
 			json = true;
-		else
-			return tool_option_error(&tool_command_get, option, argv);
 	}
+	if (status >= 0)
+		return status;
 	count = argc - optind;
 	if (count == 0)
 		return tool_usage_error(&tool_command_get, "no parameter named");
@@ -453,21 +447,15 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 	bool wait_saved = false, direct = false;
 	int option, status, count;
 
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "w", options,
-				     NULL)) != -1) {
-		int common = tool_common_option(context, &tool_command_set, option, optarg);
-
-		if (common < 0)
-			return TOOL_EXIT_OK;
-		if (common > 0)
-			continue;
+	while ((option = tool_next_option(context, &tool_command_set, argc, argv,
+					  ":" TOOL_COMMON_SHORT_OPTIONS "w", options, &status))) {
 		if (option == 'w')
 			wait_saved = true;
 		else if (option == 'D')
 			direct = true;
-		else
-			return tool_option_error(&tool_command_set, option, argv);
 	}
+	if (status >= 0)
+		return status;
 	count = argc - optind;
 	if (count == 0)
 		return tool_usage_error(&tool_command_set, "no NAME=VALUE given");

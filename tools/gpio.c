@@ -137,31 +137,30 @@ static void gpio_catch_signals(void)
 	sigaction(SIGTERM, &action, NULL);
 }
 
-/* Parse the options of a subcommand: only -i/-h, or @extra (long only,
- * values > 255) handled by @handle. Returns -1 to continue, else an exit
- * status. */
+/* The arguments of the gpio commands' own options (NULL: not given). */
 struct gpio_options {
 	const char *hold_ms;
 	const char *edge;
 	const char *count;
 };
 
+/* Parse the options of a gpio command: the common ones and @extra (long
+ * only, into @values). Returns -1 to continue, else an exit status. */
 static int gpio_parse_options(struct tool_context *context, const struct tool_command *command,
 			      const struct option *extra, size_t extra_count,
 			      struct gpio_options *values, int argc, char **argv)
 {
 	struct option options[8];
 	size_t n = 0;
-	int option, r;
+	int option, status;
 
 	for (size_t i = 0; i < extra_count && n < 5; i++)
 		options[n++] = extra[i];
 	options[n++] = (struct option){"instance", required_argument, NULL, 'i'};
 	options[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	options[n] = (struct option){NULL, 0, NULL, 0};
-	opterr = 0;
-	optind = 0;
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS, options, NULL)) != -1) {
+	while ((option = tool_next_option(context, command, argc, argv,
+					  ":" TOOL_COMMON_SHORT_OPTIONS, options, &status))) {
 		switch (option) {
 		case 'H':
 			values->hold_ms = optarg;
@@ -172,18 +171,9 @@ static int gpio_parse_options(struct tool_context *context, const struct tool_co
 		case 'C':
 			values->count = optarg;
 			break;
-		case ':':
-		case '?':
-			return tool_option_error(command, option, argv);
-		default:
-			r = tool_common_option(context, command, option, optarg);
-			if (r < 0)
-				return TOOL_EXIT_OK;
-			if (r == 0)
-				return tool_option_error(command, '?', argv);
 		}
 	}
-	return -1;
+	return status;
 }
 
 /* Open @name as a chip; on failure print the error and return the status. */
@@ -696,25 +686,11 @@ static int gpio_monitor(struct tool_context *context, int argc, char **argv)
 
 static int gpio_run(struct tool_context *context, int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*run)(struct tool_context *, int, char **);
-	} subs[] = {
+	static const struct tool_subcommand subs[] = {
 		{"detect", gpio_detect}, {"info", gpio_info},       {"get", gpio_get},
 		{"set", gpio_set},       {"monitor", gpio_monitor},
 	};
 
-	if (argc < 2) {
-		tool_error("gpio: no command given (see 'pbus gpio --help')");
-		return TOOL_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		tool_print_help(&tool_command_gpio);
-		return TOOL_EXIT_OK;
-	}
-	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-		if (!strcmp(argv[1], subs[i].name))
-			return subs[i].run(context, argc - 1, argv + 1);
-	tool_error("gpio: unknown command '%s' (see 'pbus gpio --help')", argv[1]);
-	return TOOL_EXIT_USAGE;
+	return tool_run_subcommand(context, &tool_command_gpio, subs,
+				   sizeof(subs) / sizeof(subs[0]), argc, argv);
 }

@@ -94,28 +94,12 @@ static int i2c_parse_options(struct tool_context *context, const struct tool_com
 		TOOL_COMMON_LONG_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
-	int option, r;
+	int status;
 
-	opterr = 0;
-	optind = 0;
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS,
-				     allow_word ? options : options + 1, NULL)) != -1) {
-		switch (option) {
-		case 'W':
-			*ret_word = true;
-			break;
-		case ':':
-		case '?':
-			return tool_option_error(command, option, argv);
-		default:
-			r = tool_common_option(context, command, option, optarg);
-			if (r < 0)
-				return TOOL_EXIT_OK;
-			if (r == 0)
-				return tool_option_error(command, '?', argv);
-		}
-	}
-	return -1;
+	while (tool_next_option(context, command, argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS,
+				allow_word ? options : options + 1, &status) == 'W')
+		*ret_word = true;
+	return status;
 }
 
 /* Open BUS (a number or a path); print the error and return the status. */
@@ -360,24 +344,10 @@ static int i2c_funcs(struct tool_context *context, int argc, char **argv)
 
 static int i2c_run(struct tool_context *context, int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*run)(struct tool_context *, int, char **);
-	} subs[] = {
+	static const struct tool_subcommand subs[] = {
 		{"detect", i2c_detect}, {"get", i2c_get}, {"set", i2c_set}, {"funcs", i2c_funcs},
 	};
 
-	if (argc < 2) {
-		tool_error("i2c: no command given (see 'pbus i2c --help')");
-		return TOOL_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		tool_print_help(&tool_command_i2c);
-		return TOOL_EXIT_OK;
-	}
-	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-		if (!strcmp(argv[1], subs[i].name))
-			return subs[i].run(context, argc - 1, argv + 1);
-	tool_error("i2c: unknown command '%s' (see 'pbus i2c --help')", argv[1]);
-	return TOOL_EXIT_USAGE;
+	return tool_run_subcommand(context, &tool_command_i2c, subs, sizeof(subs) / sizeof(subs[0]),
+				   argc, argv);
 }

@@ -137,19 +137,13 @@ static int run(struct tool_context *context, int argc, char **argv)
 	char ***cells;
 	size_t widths[MAX_COLUMNS];
 
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "l", options,
-				     NULL)) != -1) {
-		int common = tool_common_option(context, &tool_command_list, option, optarg);
-
-		if (common < 0)
-			return TOOL_EXIT_OK;
-		if (common > 0)
-			continue;
+	while ((option = tool_next_option(context, &tool_command_list, argc, argv,
+					  ":" TOOL_COMMON_SHORT_OPTIONS "l", options, &status))) {
 		if (option == 'l')
 			long_format = true;
-		else
-			return tool_option_error(&tool_command_list, option, argv);
 	}
+	if (status >= 0)
+		return status;
 	status = tool_open(context, PBUS_OPEN_READ, &table);
 	if (status != TOOL_EXIT_OK)
 		return status;

@@ -10,6 +10,7 @@
 
 #include <parambus/hw/spi.h>
 
+#include "../lib/text-internal.h" /* pbus_hex_digit() */
 #include "tool.h"
 
 static int spi_run(struct tool_context *context, int argc, char **argv);
@@ -77,12 +78,11 @@ static int spi_parse_options(struct tool_context *context, const struct tool_com
 		TOOL_COMMON_LONG_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
-	int option, r;
+	int option, status;
 
-	opterr = 0;
-	optind = 0;
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS,
-				     transfer ? options : options + 3, NULL)) != -1) {
+	while ((option = tool_next_option(context, command, argc, argv,
+					  ":" TOOL_COMMON_SHORT_OPTIONS,
+					  transfer ? options : options + 3, &status))) {
 		switch (option) {
 		case 'S':
 			values->speed = optarg;
@@ -93,18 +93,9 @@ static int spi_parse_options(struct tool_context *context, const struct tool_com
 		case 'B':
 			values->bits = optarg;
 			break;
-		case ':':
-		case '?':
-			return tool_option_error(command, option, argv);
-		default:
-			r = tool_common_option(context, command, option, optarg);
-			if (r < 0)
-				return TOOL_EXIT_OK;
-			if (r == 0)
-				return tool_option_error(command, '?', argv);
 		}
 	}
-	return -1;
+	return status;
 }
 
 /* Open DEV (a path or BUS.CS); print the error and return the status. */
@@ -174,17 +165,6 @@ static int spi_info(struct tool_context *context, int argc, char **argv)
 	return TOOL_EXIT_OK;
 }
 
-static int spi_hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Parse HEXBYTES into a malloc'd buffer; -1 if malformed. */
 static int spi_parse_hex(const char *text, uint8_t **ret_data, size_t *ret_length)
 {
@@ -202,8 +182,8 @@ static int spi_parse_hex(const char *text, uint8_t **ret_data, size_t *ret_lengt
 			text++;
 			continue;
 		}
-		high = spi_hex_digit(text[0]);
-		low = high < 0 ? -1 : spi_hex_digit(text[1]);
+		high = pbus_hex_digit(text[0]);
+		low = high < 0 ? -1 : pbus_hex_digit(text[1]);
 		if (low < 0) {
 			free(data);
 			return -1;
@@ -291,18 +271,11 @@ static int spi_transfer(struct tool_context *context, int argc, char **argv)
 
 static int spi_run(struct tool_context *context, int argc, char **argv)
 {
-	if (argc < 2) {
-		tool_error("spi: no command given (see 'pbus spi --help')");
-		return TOOL_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		tool_print_help(&tool_command_spi);
-		return TOOL_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "info"))
-		return spi_info(context, argc - 1, argv + 1);
-	if (!strcmp(argv[1], "transfer"))
-		return spi_transfer(context, argc - 1, argv + 1);
-	tool_error("spi: unknown command '%s' (see 'pbus spi --help')", argv[1]);
-	return TOOL_EXIT_USAGE;
+	static const struct tool_subcommand subs[] = {
+		{"info", spi_info},
+		{"transfer", spi_transfer},
+	};
+
+	return tool_run_subcommand(context, &tool_command_spi, subs, sizeof(subs) / sizeof(subs[0]),
+				   argc, argv);
 }

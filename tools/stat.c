@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/text-internal.h" /* pbus_hex_digit() */
 #include "tool.h"
 
 enum { SAMPLE_INTERVAL_MS = 1000, JSON_DEPTH_MAX = 16 };
@@ -105,10 +106,19 @@ static int json_string(struct json_reader *r, char **ret)
 		case 'u': {
 			unsigned v = 0;
 
-			for (int k = 1; k <= 4 && c[k]; k++)
-				v = v * 16 + (unsigned)(c[k] <= '9' ? c[k] - '0' : (c[k] | 0x20) - 'a' + 10);
+			/* Four hex digits; neither the closing quote nor the
+			 * terminating NUL is one, so this stays in the string. */
+			for (int k = 1; k <= 4; k++) {
+				int digit = pbus_hex_digit(c[k]);
+
+				if (digit < 0) {
+					free(s);
+					return -EINVAL;
+				}
+				v = v * 16 + (unsigned)digit;
+			}
 			s[n++] = v < 0x80 ? (char)v : '?';
-			c += c[1] && c[2] && c[3] && c[4] ? 4 : 0;
+			c += 4;
 			break;
 		}
 		default: s[n++] = *c; break;
@@ -411,21 +421,16 @@ static int run(struct tool_context *context, int argc, char **argv)
 	struct sigaction sa;
 	int option, status;
 
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "j1w", options,
-				     NULL)) != -1) {
-		int common = tool_common_option(context, &tool_command_stat, option, optarg);
-
-		if (common < 0)
-			return TOOL_EXIT_OK;
-		if (common > 0)
-			continue;
+	while ((option = tool_next_option(context, &tool_command_stat, argc, argv,
+					  ":" TOOL_COMMON_SHORT_OPTIONS "j1w", options, &status))) {
 		switch (option) {
 		case 'j': json = true; break;
 		case '1': once = true; break;
 		case 'w': watch = true; break;
-		default: return tool_option_error(&tool_command_stat, option, argv);
 		}
 	}
+	if (status >= 0)
+		return status;
 	if (optind < argc)
 		return tool_usage_error(&tool_command_stat, "unexpected argument '%s'", argv[optind]);
 	if (once && watch)

@@ -75,19 +75,55 @@ int tool_option_error(const struct tool_command *command, int option, char **arg
 	return tool_usage_error(command, "unknown option '%s'", text);
 }
 
-int tool_common_option(struct tool_context *context, const struct tool_command *command,
-		       int option, const char *argument)
+int tool_next_option(struct tool_context *context, const struct tool_command *command, int argc,
+		     char **argv, const char *short_options, const struct option *long_options,
+		     int *ret_status)
 {
-	switch (option) {
-	case 'i':
-		context->instance = argument;
-		return 1;
-	case 'h':
-		tool_print_help(command);
-		return -1;
-	default:
-		return 0;
+	int option;
+
+	*ret_status = -1;
+	while ((option = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+		switch (option) {
+		case 'i':
+			context->instance = optarg;
+			break;
+		case 'h':
+			tool_print_help(command);
+			*ret_status = TOOL_EXIT_OK;
+			return 0;
+		case ':':
+		case '?':
+			*ret_status = tool_option_error(command, option, argv);
+			return 0;
+		default:
+			return option;
+		}
 	}
+	return 0;
+}
+
+int tool_run_subcommand(struct tool_context *context, const struct tool_command *family,
+			const struct tool_subcommand *subcommands, size_t count, int argc,
+			char **argv)
+{
+	if (argc < 2) {
+		tool_error("%s: no command given (see 'pbus %s --help')", family->name,
+			   family->name);
+		return TOOL_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		tool_print_help(family);
+		return TOOL_EXIT_OK;
+	}
+	for (size_t i = 0; i < count; i++)
+		if (!strcmp(argv[1], subcommands[i].name)) {
+			/* The command parses its own options from the start. */
+			optind = 0;
+			return subcommands[i].run(context, argc - 1, argv + 1);
+		}
+	tool_error("%s: unknown command '%s' (see 'pbus %s --help')", family->name, argv[1],
+		   family->name);
+	return TOOL_EXIT_USAGE;
 }
 
 int tool_exit_status(int negative_errno)

@@ -11,6 +11,7 @@
 #ifndef PBUS_TOOL_H
 #define PBUS_TOOL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,15 +68,6 @@ void tool_print_help(const struct tool_command *command);
 int tool_usage_error(const struct tool_command *command, const char *format, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/*
- * The options every subcommand accepts besides its own: -i/--instance and
- * -h/--help. Call from the getopt loop's default case: returns 1 if @option
- * was one of them (and handled), 0 if not, or -1 after printing the help
- * (the command should exit with TOOL_EXIT_OK).
- */
-int tool_common_option(struct tool_context *context, const struct tool_command *command,
-		       int option, const char *argument);
-
 /* Report the getopt_long error @option (':' missing argument, '?' unknown
  * option) of @command (NULL: the global options) and return
  * TOOL_EXIT_USAGE. Option strings must start with ':'. */
@@ -86,6 +78,38 @@ int tool_option_error(const struct tool_command *command, int option, char **arg
 	{"instance", required_argument, NULL, 'i'},              \
 	{"help", no_argument, NULL, 'h'}
 #define TOOL_COMMON_SHORT_OPTIONS "i:h"
+
+/*
+ * getopt_long() for a subcommand, so that each one handles only its own
+ * options: returns the next of them (its argument in optarg), or 0 when
+ * there is none left. The options every subcommand accepts are handled
+ * here: -i/--instance sets @context->instance, -h/--help prints
+ * @command's help. At 0, *ret_status is -1 if the command goes on (optind
+ * indexes its first argument), else the status to exit with now:
+ * TOOL_EXIT_OK after the help, TOOL_EXIT_USAGE after an unknown option or
+ * a missing argument (reported by tool_option_error()). @short_options is
+ * ":" TOOL_COMMON_SHORT_OPTIONS followed by the command's own;
+ * @long_options holds TOOL_COMMON_LONG_OPTIONS.
+ */
+int tool_next_option(struct tool_context *context, const struct tool_command *command, int argc,
+		     char **argv, const char *short_options, const struct option *long_options,
+		     int *ret_status);
+
+/* A command of a family (`pbus gpio detect`): its name after the family's. */
+struct tool_subcommand {
+	const char *name;
+	int (*run)(struct tool_context *context, int argc, char **argv);
+};
+
+/*
+ * The run of a family of commands (`pbus gpio COMMAND`): runs the one of
+ * @subcommands named by argv[1], with argv from there, or prints @family's
+ * help for -h/--help; a missing or unknown name is a usage error. Returns
+ * the exit status.
+ */
+int tool_run_subcommand(struct tool_context *context, const struct tool_command *family,
+			const struct tool_subcommand *subcommands, size_t count, int argc,
+			char **argv);
 
 /*
  * Open the instance of @context with @flags. On failure, print one line

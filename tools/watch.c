@@ -899,14 +899,9 @@ static int run(struct tool_context *context, int argc, char **argv)
 	bool server = false;
 	int option, status;
 
-	while ((option = getopt_long(argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "n:c:", options,
-				     NULL)) != -1) {
-		int common = tool_common_option(context, &tool_command_watch, option, optarg);
-
-		if (common < 0)
-			return TOOL_EXIT_OK;
-		if (common > 0)
-			continue;
+	while ((option = tool_next_option(context, &tool_command_watch, argc, argv,
+					  ":" TOOL_COMMON_SHORT_OPTIONS "n:c:", options,
+					  &status))) {
 		switch (option) {
 		case 'n':
 			if (tool_parse_unsigned(optarg, 3600000, &number) < 0 || number == 0)
@@ -928,10 +923,10 @@ static int run(struct tool_context *context, int argc, char **argv)
 		case 'S':
 			server = true;
 			break;
-		default:
-			return tool_option_error(&tool_command_watch, option, argv);
 		}
 	}
+	if (status >= 0)
+		return status;
 	o.names = argv + optind;
 	o.name_count = argc - optind;
 	o.terminal = isatty(STDOUT_FILENO);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * parambus/common.h: what every parambus header shares: the export macro,
- * the parameter types, alarm statuses, flags and error strings.
+ * parambus/common.h: what every parambus header shares, libparambus-hw's
+ * (parambus/hw/) included: the export macro, the version, the parameter
+ * types, alarm statuses, flags and error strings.
  *
  * Conventions of the whole API (stated once here):
  *  - Functions return 0 (or a non-negative result) on success and a negative
@@ -28,6 +29,12 @@ extern "C" {
 #else
 #define PBUS_API __attribute__((visibility("default")))
 #endif
+
+/* The version of parambus, of both its libraries (the project's version in
+ * CMakeLists.txt, which pkg-config reports). */
+#define PBUS_VERSION_MAJOR 0
+#define PBUS_VERSION_MINOR 1
+#define PBUS_VERSION_PATCH 0
 
 /* Parameter types. The numbers are part of the segment format. */
 enum pbus_type {

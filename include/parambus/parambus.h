@@ -11,8 +11,4 @@
 #include <parambus/schema.h>
 #include <parambus/table.h>
 
-#define PBUS_VERSION_MAJOR 0
-#define PBUS_VERSION_MINOR 1
-#define PBUS_VERSION_PATCH 0
-
 #endif

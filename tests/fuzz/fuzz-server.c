@@ -3,8 +3,8 @@
  * fuzz-server.c: libFuzzer target for pbusd's socket server: the frame
  * decoder and every request handler behind it (docs/socket-protocol.md).
  *
- * It includes daemon/server.c itself, to reach the server's own static
- * functions: each input is the byte stream of one fresh connection (a
+ * It is built with the server's files and reaches its internal functions
+ * through daemon/server-internal.h: each input is the byte stream of one fresh connection (a
  * socketpair standing in for an accepted socket), fed to the same
  * client_read() and service_clients() the server thread runs, against a real
  * instance. Whatever the bytes, the server must neither crash, nor leak, nor
@@ -14,7 +14,7 @@
  * truncated_frame, garbage). tests/fuzz/run builds it with clang and runs
  * it for a bounded time.
  */
-#include "../../daemon/server.c"
+#include "../../daemon/server-internal.h"
 
 #include <parambus/instance.h>
 

@@ -5,7 +5,10 @@
  * libparambus-hw is the hardware-access library of parambus.  It talks to
  * the kernel's own userspace interfaces (GPIO character device v2, i2c-dev,
  * spidev, PWM, tty/termios2) with plain ioctls and needs nothing else from
- * parambus: include <parambus/hw/hw.h> and link with -lparambus-hw.
+ * parambus: include <parambus/hw/hw.h> and link with -lparambus-hw.  Its
+ * headers share <parambus/common.h> with libparambus's (the PBUS_API export
+ * macro and the project's version, PBUS_VERSION_*); the library does not
+ * link libparambus.
  *
  * Conventions, stated once for the whole library:
  *
@@ -29,25 +32,11 @@
 #ifndef PARAMBUS_HW_COMMON_H
 #define PARAMBUS_HW_COMMON_H
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PBUS_HW_API __attribute__((visibility("default")))
-#else
-#define PBUS_HW_API
-#endif
+#include <parambus/common.h>
 
 #ifdef __cplusplus
-#define PBUS_HW_BEGIN_DECLS extern "C" {
-#define PBUS_HW_END_DECLS }
-#else
-#define PBUS_HW_BEGIN_DECLS
-#define PBUS_HW_END_DECLS
+extern "C" {
 #endif
-
-/** Version of the library's API, bumped when functions are added. */
-#define PBUS_HW_VERSION_MAJOR 1
-#define PBUS_HW_VERSION_MINOR 0
-
-PBUS_HW_BEGIN_DECLS
 
 /**
  * pbus_hw_strerror() - describe an error code returned by libparambus-hw.
@@ -61,8 +50,10 @@ PBUS_HW_BEGIN_DECLS
  *
  * Thread-safe; the returned string is valid for the life of the process.
  */
-PBUS_HW_API const char *pbus_hw_strerror(int err);
+PBUS_API const char *pbus_hw_strerror(int err);
 
-PBUS_HW_END_DECLS
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PARAMBUS_HW_COMMON_H */

@@ -40,7 +40,9 @@
 
 #include <parambus/hw/common.h>
 
-PBUS_HW_BEGIN_DECLS
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /** Most lines in one request (the kernel's GPIO_V2_LINES_MAX). */
 #define PBUS_GPIO_REQUEST_LINES_MAX 64
@@ -179,14 +181,14 @@ struct pbus_gpio_request_config {
  * -EACCES (no permission), -ENOTTY (@path is not a GPIO character device),
  * -ENOMEM, or another errno from open(2).
  */
-PBUS_HW_API int pbus_gpio_chip_open(const char *path, struct pbus_gpio_chip **ret_chip);
+PBUS_API int pbus_gpio_chip_open(const char *path, struct pbus_gpio_chip **ret_chip);
 
 /**
  * pbus_gpio_chip_open_by_name() - open "/dev/<name>", e.g. name "gpiochip2".
  *
  * Return: as pbus_gpio_chip_open(); -EINVAL also if @name contains '/'.
  */
-PBUS_HW_API int pbus_gpio_chip_open_by_name(const char *name, struct pbus_gpio_chip **ret_chip);
+PBUS_API int pbus_gpio_chip_open_by_name(const char *name, struct pbus_gpio_chip **ret_chip);
 
 /**
  * pbus_gpio_chip_open_by_label() - open the first chip (lowest number) whose
@@ -195,7 +197,7 @@ PBUS_HW_API int pbus_gpio_chip_open_by_name(const char *name, struct pbus_gpio_c
  * Return: as pbus_gpio_chip_open(); -ENOENT if no readable chip has that
  * label.
  */
-PBUS_HW_API int pbus_gpio_chip_open_by_label(const char *label, struct pbus_gpio_chip **ret_chip);
+PBUS_API int pbus_gpio_chip_open_by_label(const char *label, struct pbus_gpio_chip **ret_chip);
 
 /**
  * pbus_gpio_chip_open_lookup() - open a chip named any way a user may type
@@ -204,27 +206,27 @@ PBUS_HW_API int pbus_gpio_chip_open_by_label(const char *label, struct pbus_gpio
  *
  * Return: as pbus_gpio_chip_open_by_label().
  */
-PBUS_HW_API int pbus_gpio_chip_open_lookup(const char *chip, struct pbus_gpio_chip **ret_chip);
+PBUS_API int pbus_gpio_chip_open_lookup(const char *chip, struct pbus_gpio_chip **ret_chip);
 
 /** pbus_gpio_chip_close() - close a chip; NULL is ignored.  Requests made from it stay valid. */
-PBUS_HW_API void pbus_gpio_chip_close(struct pbus_gpio_chip *chip);
+PBUS_API void pbus_gpio_chip_close(struct pbus_gpio_chip *chip);
 
 /**
  * pbus_gpio_chip_get_fd() - the chip's descriptor, to poll for line-info
  * events (POLLIN) in the caller's own loop.  Owned by the chip.
  * Return: the descriptor, or -EINVAL if @chip is NULL.
  */
-PBUS_HW_API int pbus_gpio_chip_get_fd(const struct pbus_gpio_chip *chip);
+PBUS_API int pbus_gpio_chip_get_fd(const struct pbus_gpio_chip *chip);
 
 /** pbus_gpio_chip_get_path() - the path the chip was opened with; valid until close. NULL if @chip is NULL. */
-PBUS_HW_API const char *pbus_gpio_chip_get_path(const struct pbus_gpio_chip *chip);
+PBUS_API const char *pbus_gpio_chip_get_path(const struct pbus_gpio_chip *chip);
 
 /**
  * pbus_gpio_chip_get_info() - name, label and number of lines of the chip.
  * Return: 0, -EINVAL (NULL argument), -ENODEV (the chip was removed), or
  * another errno from GPIO_GET_CHIPINFO_IOCTL.
  */
-PBUS_HW_API int pbus_gpio_chip_get_info(struct pbus_gpio_chip *chip, struct pbus_gpio_chip_info *ret_info);
+PBUS_API int pbus_gpio_chip_get_info(struct pbus_gpio_chip *chip, struct pbus_gpio_chip_info *ret_info);
 
 /**
  * pbus_gpio_chip_get_line_info() - the current state of line @offset.
@@ -232,8 +234,8 @@ PBUS_HW_API int pbus_gpio_chip_get_info(struct pbus_gpio_chip *chip, struct pbus
  * -ENODEV (the chip was removed), or another errno from
  * GPIO_V2_GET_LINEINFO_IOCTL.
  */
-PBUS_HW_API int pbus_gpio_chip_get_line_info(struct pbus_gpio_chip *chip, unsigned int offset,
-					     struct pbus_gpio_line_info *ret_info);
+PBUS_API int pbus_gpio_chip_get_line_info(struct pbus_gpio_chip *chip, unsigned int offset,
+					  struct pbus_gpio_line_info *ret_info);
 
 /**
  * pbus_gpio_chip_find_line() - the offset of the line called @name on this
@@ -241,8 +243,8 @@ PBUS_HW_API int pbus_gpio_chip_get_line_info(struct pbus_gpio_chip *chip, unsign
  * Return: 0, -EINVAL (NULL argument or empty name), -ENOENT (no such line),
  * -ENODEV (the chip was removed).
  */
-PBUS_HW_API int pbus_gpio_chip_find_line(struct pbus_gpio_chip *chip, const char *name,
-					 unsigned int *ret_offset);
+PBUS_API int pbus_gpio_chip_find_line(struct pbus_gpio_chip *chip, const char *name,
+				      unsigned int *ret_offset);
 
 /**
  * pbus_gpio_find_line() - look a line up by name across all chips of the
@@ -255,8 +257,8 @@ PBUS_HW_API int pbus_gpio_chip_find_line(struct pbus_gpio_chip *chip, const char
  * Return: 0, -EINVAL (@name NULL or empty), -ENOENT (no chip has such a
  * line), -ENOMEM.  Chips that cannot be opened (e.g. -EACCES) are skipped.
  */
-PBUS_HW_API int pbus_gpio_find_line(const char *name, struct pbus_gpio_chip **ret_chip,
-				    unsigned int *ret_offset);
+PBUS_API int pbus_gpio_find_line(const char *name, struct pbus_gpio_chip **ret_chip,
+				 unsigned int *ret_offset);
 
 /**
  * pbus_gpio_chip_watch_line_info() - start reporting changes of line
@@ -265,15 +267,15 @@ PBUS_HW_API int pbus_gpio_find_line(const char *name, struct pbus_gpio_chip **re
  * Return: 0, -EINVAL (NULL argument, bad @offset), -EBUSY (already watched
  * through this chip), -ENODEV (the chip was removed).
  */
-PBUS_HW_API int pbus_gpio_chip_watch_line_info(struct pbus_gpio_chip *chip, unsigned int offset,
-					       struct pbus_gpio_line_info *ret_info);
+PBUS_API int pbus_gpio_chip_watch_line_info(struct pbus_gpio_chip *chip, unsigned int offset,
+					    struct pbus_gpio_line_info *ret_info);
 
 /**
  * pbus_gpio_chip_unwatch_line_info() - stop reporting changes of @offset.
  * Return: 0, -EINVAL (NULL chip, bad @offset), -EBUSY (the line is not
  * watched through this chip; the kernel's answer), -ENODEV.
  */
-PBUS_HW_API int pbus_gpio_chip_unwatch_line_info(struct pbus_gpio_chip *chip, unsigned int offset);
+PBUS_API int pbus_gpio_chip_unwatch_line_info(struct pbus_gpio_chip *chip, unsigned int offset);
 
 /**
  * pbus_gpio_chip_wait_info_event() - wait up to @timeout_ms (-1: forever)
@@ -281,15 +283,15 @@ PBUS_HW_API int pbus_gpio_chip_unwatch_line_info(struct pbus_gpio_chip *chip, un
  * Return: 1 if an event is ready, 0 on timeout, -EINVAL, or an errno from
  * poll(2) (-EINTR if interrupted by a signal).
  */
-PBUS_HW_API int pbus_gpio_chip_wait_info_event(struct pbus_gpio_chip *chip, int timeout_ms);
+PBUS_API int pbus_gpio_chip_wait_info_event(struct pbus_gpio_chip *chip, int timeout_ms);
 
 /**
  * pbus_gpio_chip_read_info_event() - read one line-info event; blocks until
  * one arrives.
  * Return: 0, -EINVAL, -EINTR, -ENODEV (chip removed), -EIO (short read).
  */
-PBUS_HW_API int pbus_gpio_chip_read_info_event(struct pbus_gpio_chip *chip,
-					       struct pbus_gpio_info_event *ret_event);
+PBUS_API int pbus_gpio_chip_read_info_event(struct pbus_gpio_chip *chip,
+					    struct pbus_gpio_info_event *ret_event);
 
 /* ---- requests --------------------------------------------------------- */
 
@@ -323,14 +325,14 @@ PBUS_HW_API int pbus_gpio_chip_read_info_event(struct pbus_gpio_chip *chip,
  *           set, or debounce on a chip without it;
  *  -ENODEV  the chip was removed;  -ENOMEM.
  */
-PBUS_HW_API int pbus_gpio_request_lines(struct pbus_gpio_chip *chip,
-					const struct pbus_gpio_request_config *config,
-					const unsigned int *offsets,
-					const struct pbus_gpio_line_settings *settings, size_t num_lines,
-					struct pbus_gpio_request **ret_request);
+PBUS_API int pbus_gpio_request_lines(struct pbus_gpio_chip *chip,
+				     const struct pbus_gpio_request_config *config,
+				     const unsigned int *offsets,
+				     const struct pbus_gpio_line_settings *settings, size_t num_lines,
+				     struct pbus_gpio_request **ret_request);
 
 /** pbus_gpio_request_release() - release the lines and free the request; NULL is ignored. */
-PBUS_HW_API void pbus_gpio_request_release(struct pbus_gpio_request *request);
+PBUS_API void pbus_gpio_request_release(struct pbus_gpio_request *request);
 
 /**
  * pbus_gpio_request_get_fd() - the request's descriptor, owned by the
@@ -338,23 +340,23 @@ PBUS_HW_API void pbus_gpio_request_release(struct pbus_gpio_request *request);
  * pbus_gpio_request_read_events().  The caller may switch O_NONBLOCK on it.
  * Return: the descriptor, or -EINVAL if @request is NULL.
  */
-PBUS_HW_API int pbus_gpio_request_get_fd(const struct pbus_gpio_request *request);
+PBUS_API int pbus_gpio_request_get_fd(const struct pbus_gpio_request *request);
 
 /** pbus_gpio_request_get_num_lines() - number of lines; 0 if @request is NULL. */
-PBUS_HW_API size_t pbus_gpio_request_get_num_lines(const struct pbus_gpio_request *request);
+PBUS_API size_t pbus_gpio_request_get_num_lines(const struct pbus_gpio_request *request);
 
 /**
  * pbus_gpio_request_get_offset() - the chip offset of request index @index.
  * Return: the offset, or -EINVAL (NULL request, @index out of range).
  */
-PBUS_HW_API int pbus_gpio_request_get_offset(const struct pbus_gpio_request *request, size_t index);
+PBUS_API int pbus_gpio_request_get_offset(const struct pbus_gpio_request *request, size_t index);
 
 /**
  * pbus_gpio_request_get_index() - the request index of chip offset @offset,
  * to build value masks.
  * Return: the index, -EINVAL (NULL request) or -ENOENT (not in the request).
  */
-PBUS_HW_API int pbus_gpio_request_get_index(const struct pbus_gpio_request *request, unsigned int offset);
+PBUS_API int pbus_gpio_request_get_index(const struct pbus_gpio_request *request, unsigned int offset);
 
 /**
  * pbus_gpio_request_get_values() - read the logical values of the lines
@@ -365,8 +367,8 @@ PBUS_HW_API int pbus_gpio_request_get_index(const struct pbus_gpio_request *requ
  * Return: 0, -EINVAL (NULL argument, @mask empty or naming lines the request
  * lacks), -ENODEV (the chip was removed), or another errno of the ioctl.
  */
-PBUS_HW_API int pbus_gpio_request_get_values(struct pbus_gpio_request *request, uint64_t mask,
-					     uint64_t *ret_bits);
+PBUS_API int pbus_gpio_request_get_values(struct pbus_gpio_request *request, uint64_t mask,
+					  uint64_t *ret_bits);
 
 /**
  * pbus_gpio_request_set_values() - drive the output lines selected by @mask
@@ -377,8 +379,8 @@ PBUS_HW_API int pbus_gpio_request_get_values(struct pbus_gpio_request *request, 
  * lacks), -EPERM (a selected line is not an output; the kernel's answer),
  * -ENODEV (the chip was removed), or another errno of the ioctl.
  */
-PBUS_HW_API int pbus_gpio_request_set_values(struct pbus_gpio_request *request, uint64_t mask,
-					     uint64_t bits);
+PBUS_API int pbus_gpio_request_set_values(struct pbus_gpio_request *request, uint64_t mask,
+					  uint64_t bits);
 
 /**
  * pbus_gpio_request_get_value() - the logical value of the line at chip
@@ -386,7 +388,7 @@ PBUS_HW_API int pbus_gpio_request_set_values(struct pbus_gpio_request *request, 
  * Return: 0 or 1, -ENOENT (@offset not in the request), or as
  * pbus_gpio_request_get_values().
  */
-PBUS_HW_API int pbus_gpio_request_get_value(struct pbus_gpio_request *request, unsigned int offset);
+PBUS_API int pbus_gpio_request_get_value(struct pbus_gpio_request *request, unsigned int offset);
 
 /**
  * pbus_gpio_request_set_value() - drive the line at chip offset @offset to
@@ -394,8 +396,8 @@ PBUS_HW_API int pbus_gpio_request_get_value(struct pbus_gpio_request *request, u
  * Return: 0, -ENOENT (@offset not in the request), or as
  * pbus_gpio_request_set_values().
  */
-PBUS_HW_API int pbus_gpio_request_set_value(struct pbus_gpio_request *request, unsigned int offset,
-					    int value);
+PBUS_API int pbus_gpio_request_set_value(struct pbus_gpio_request *request, unsigned int offset,
+					 int value);
 
 /**
  * pbus_gpio_request_get_values_by_offset() - read @num lines named by chip
@@ -403,9 +405,9 @@ PBUS_HW_API int pbus_gpio_request_set_value(struct pbus_gpio_request *request, u
  * Return: 0, -ENOENT (an offset not in the request), or as
  * pbus_gpio_request_get_values(); @values is untouched on failure.
  */
-PBUS_HW_API int pbus_gpio_request_get_values_by_offset(struct pbus_gpio_request *request,
-						       const unsigned int *offsets, size_t num,
-						       int *values);
+PBUS_API int pbus_gpio_request_get_values_by_offset(struct pbus_gpio_request *request,
+						    const unsigned int *offsets, size_t num,
+						    int *values);
 
 /**
  * pbus_gpio_request_set_values_by_offset() - drive @num lines named by chip
@@ -413,9 +415,9 @@ PBUS_HW_API int pbus_gpio_request_get_values_by_offset(struct pbus_gpio_request 
  * Return: 0, -ENOENT (an offset not in the request), or as
  * pbus_gpio_request_set_values().
  */
-PBUS_HW_API int pbus_gpio_request_set_values_by_offset(struct pbus_gpio_request *request,
-						       const unsigned int *offsets, size_t num,
-						       const int *values);
+PBUS_API int pbus_gpio_request_set_values_by_offset(struct pbus_gpio_request *request,
+						    const unsigned int *offsets, size_t num,
+						    const int *values);
 
 /**
  * pbus_gpio_request_reconfigure() - change the settings of all lines of a
@@ -427,9 +429,9 @@ PBUS_HW_API int pbus_gpio_request_set_values_by_offset(struct pbus_gpio_request 
  * contradictory settings), -E2BIG, -EOPNOTSUPP, -ENODEV as for
  * pbus_gpio_request_lines().
  */
-PBUS_HW_API int pbus_gpio_request_reconfigure(struct pbus_gpio_request *request,
-					      const struct pbus_gpio_line_settings *settings,
-					      size_t num_lines);
+PBUS_API int pbus_gpio_request_reconfigure(struct pbus_gpio_request *request,
+					   const struct pbus_gpio_line_settings *settings,
+					   size_t num_lines);
 
 /**
  * pbus_gpio_request_wait_events() - wait up to @timeout_ms (-1: forever)
@@ -437,7 +439,7 @@ PBUS_HW_API int pbus_gpio_request_reconfigure(struct pbus_gpio_request *request,
  * Return: 1 if events are ready, 0 on timeout, -EINVAL, -EINTR, or another
  * errno from poll(2).
  */
-PBUS_HW_API int pbus_gpio_request_wait_events(struct pbus_gpio_request *request, int timeout_ms);
+PBUS_API int pbus_gpio_request_wait_events(struct pbus_gpio_request *request, int timeout_ms);
 
 /**
  * pbus_gpio_request_read_events() - read up to @max_events edge events with
@@ -452,9 +454,11 @@ PBUS_HW_API int pbus_gpio_request_wait_events(struct pbus_gpio_request *request,
  * -ENODEV (the chip was removed), -EIO (the kernel returned a partial
  * event).
  */
-PBUS_HW_API int pbus_gpio_request_read_events(struct pbus_gpio_request *request,
-					      struct pbus_gpio_edge_event *events, size_t max_events);
+PBUS_API int pbus_gpio_request_read_events(struct pbus_gpio_request *request,
+					   struct pbus_gpio_edge_event *events, size_t max_events);
 
-PBUS_HW_END_DECLS
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PARAMBUS_HW_GPIO_H */

@@ -39,7 +39,9 @@
 
 #include <parambus/hw/common.h>
 
-PBUS_HW_BEGIN_DECLS
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct pbus_i2c;
 
@@ -115,23 +117,23 @@ struct pbus_i2c_message {
  * loaded?), -EACCES, -ENOTTY (@path is not an i2c-dev node), -ENOMEM, or
  * another errno from open(2).
  */
-PBUS_HW_API int pbus_i2c_open(const char *path, struct pbus_i2c **ret_i2c);
+PBUS_API int pbus_i2c_open(const char *path, struct pbus_i2c **ret_i2c);
 
 /** pbus_i2c_open_bus() - open "/dev/i2c-<bus>".  Return: as pbus_i2c_open(). */
-PBUS_HW_API int pbus_i2c_open_bus(unsigned int bus, struct pbus_i2c **ret_i2c);
+PBUS_API int pbus_i2c_open_bus(unsigned int bus, struct pbus_i2c **ret_i2c);
 
 /** pbus_i2c_close() - close the bus; NULL is ignored. */
-PBUS_HW_API void pbus_i2c_close(struct pbus_i2c *i2c);
+PBUS_API void pbus_i2c_close(struct pbus_i2c *i2c);
 
 /** pbus_i2c_get_fd() - the descriptor, owned by @i2c; -EINVAL if NULL. */
-PBUS_HW_API int pbus_i2c_get_fd(const struct pbus_i2c *i2c);
+PBUS_API int pbus_i2c_get_fd(const struct pbus_i2c *i2c);
 
 /**
  * pbus_i2c_get_functionality() - the adapter's I2C_FUNCS mask, read into a
  * full unsigned long (the kernel writes that many bytes).
  * Return: 0, -EINVAL, -ENODEV (adapter removed).
  */
-PBUS_HW_API int pbus_i2c_get_functionality(struct pbus_i2c *i2c, unsigned long *ret_functionality);
+PBUS_API int pbus_i2c_get_functionality(struct pbus_i2c *i2c, unsigned long *ret_functionality);
 
 /**
  * pbus_i2c_set_address() - choose the target of the SMBus functions, the
@@ -146,10 +148,10 @@ PBUS_HW_API int pbus_i2c_get_functionality(struct pbus_i2c *i2c, unsigned long *
  * -EOPNOTSUPP (10-bit requested and the adapter lacks I2C_FUNC_10BIT_ADDR).
  * On failure the previous address stays in effect.
  */
-PBUS_HW_API int pbus_i2c_set_address(struct pbus_i2c *i2c, uint16_t address, unsigned int flags);
+PBUS_API int pbus_i2c_set_address(struct pbus_i2c *i2c, uint16_t address, unsigned int flags);
 
 /** pbus_i2c_get_address() - the current address, or -EDESTADDRREQ if none was set, -EINVAL. */
-PBUS_HW_API int pbus_i2c_get_address(const struct pbus_i2c *i2c);
+PBUS_API int pbus_i2c_get_address(const struct pbus_i2c *i2c);
 
 /**
  * pbus_i2c_set_pec() - enable or disable SMBus packet error checking
@@ -157,17 +159,17 @@ PBUS_HW_API int pbus_i2c_get_address(const struct pbus_i2c *i2c);
  * Return: 0, -EINVAL, -EOPNOTSUPP (enabling on an adapter without
  * I2C_FUNC_SMBUS_PEC).
  */
-PBUS_HW_API int pbus_i2c_set_pec(struct pbus_i2c *i2c, bool enable);
+PBUS_API int pbus_i2c_set_pec(struct pbus_i2c *i2c, bool enable);
 
 /**
  * pbus_i2c_set_timeout() - adapter timeout in milliseconds (I2C_TIMEOUT,
  * kept by the kernel in units of 10 ms, rounded up).
  * Return: 0, -EINVAL.
  */
-PBUS_HW_API int pbus_i2c_set_timeout(struct pbus_i2c *i2c, unsigned int timeout_ms);
+PBUS_API int pbus_i2c_set_timeout(struct pbus_i2c *i2c, unsigned int timeout_ms);
 
 /** pbus_i2c_set_retries() - how often the adapter retries on arbitration loss (I2C_RETRIES).  0 or -EINVAL. */
-PBUS_HW_API int pbus_i2c_set_retries(struct pbus_i2c *i2c, unsigned int retries);
+PBUS_API int pbus_i2c_set_retries(struct pbus_i2c *i2c, unsigned int retries);
 
 /**
  * pbus_i2c_transfer() - run @num messages as one transaction (I2C_RDWR).
@@ -176,7 +178,7 @@ PBUS_HW_API int pbus_i2c_set_retries(struct pbus_i2c *i2c, unsigned int retries)
  * 8192 or without buffer), -EOPNOTSUPP (the adapter has no plain-I2C
  * transfers, e.g. i2c-stub), or the errors listed at the top.
  */
-PBUS_HW_API int pbus_i2c_transfer(struct pbus_i2c *i2c, struct pbus_i2c_message *messages, size_t num);
+PBUS_API int pbus_i2c_transfer(struct pbus_i2c *i2c, struct pbus_i2c_message *messages, size_t num);
 
 /**
  * pbus_i2c_write_register() - write @length bytes to register @reg of the
@@ -184,14 +186,14 @@ PBUS_HW_API int pbus_i2c_transfer(struct pbus_i2c *i2c, struct pbus_i2c_message 
  * Return: 0, -EINVAL, -EMSGSIZE (@length > PBUS_I2C_REGISTER_WRITE_MAX), or
  * as pbus_i2c_transfer().
  */
-PBUS_HW_API int pbus_i2c_write_register(struct pbus_i2c *i2c, uint8_t reg, const void *data, size_t length);
+PBUS_API int pbus_i2c_write_register(struct pbus_i2c *i2c, uint8_t reg, const void *data, size_t length);
 
 /**
  * pbus_i2c_read_register() - read @length bytes from register @reg: write
  * [reg], repeated START, read @length bytes, STOP -- one I2C_RDWR.
  * Return: 0, -EINVAL, or as pbus_i2c_transfer().
  */
-PBUS_HW_API int pbus_i2c_read_register(struct pbus_i2c *i2c, uint8_t reg, void *data, size_t length);
+PBUS_API int pbus_i2c_read_register(struct pbus_i2c *i2c, uint8_t reg, void *data, size_t length);
 
 /**
  * pbus_i2c_write_read() - write @write_length bytes then read @read_length
@@ -199,15 +201,15 @@ PBUS_HW_API int pbus_i2c_read_register(struct pbus_i2c *i2c, uint8_t reg, void *
  * command protocols, ...).  Either length may be 0 to do only the other.
  * Return: 0, -EINVAL, or as pbus_i2c_transfer().
  */
-PBUS_HW_API int pbus_i2c_write_read(struct pbus_i2c *i2c, const void *write_data, size_t write_length,
-				    void *read_data, size_t read_length);
+PBUS_API int pbus_i2c_write_read(struct pbus_i2c *i2c, const void *write_data, size_t write_length,
+				 void *read_data, size_t read_length);
 
 /**
  * pbus_i2c_read() - plain read(2): one read message of @length bytes from
  * the current address.
  * Return: the number of bytes read, or -EINVAL, -EDESTADDRREQ, or as above.
  */
-PBUS_HW_API int pbus_i2c_read(struct pbus_i2c *i2c, void *data, size_t length);
+PBUS_API int pbus_i2c_read(struct pbus_i2c *i2c, void *data, size_t length);
 
 /**
  * pbus_i2c_write() - plain write(2): one write message of @length bytes to
@@ -215,7 +217,7 @@ PBUS_HW_API int pbus_i2c_read(struct pbus_i2c *i2c, void *data, size_t length);
  * Return: the number of bytes written, or -EINVAL, -EDESTADDRREQ, or as
  * above.
  */
-PBUS_HW_API int pbus_i2c_write(struct pbus_i2c *i2c, const void *data, size_t length);
+PBUS_API int pbus_i2c_write(struct pbus_i2c *i2c, const void *data, size_t length);
 
 /*
  * SMBus, through the I2C_SMBUS ioctl, to the current address.  Read
@@ -226,43 +228,45 @@ PBUS_HW_API int pbus_i2c_write(struct pbus_i2c *i2c, const void *data, size_t le
  */
 
 /** SMBus quick command: the R/W bit is @read (0 or 1), no data. */
-PBUS_HW_API int pbus_i2c_smbus_quick(struct pbus_i2c *i2c, int read);
+PBUS_API int pbus_i2c_smbus_quick(struct pbus_i2c *i2c, int read);
 /** SMBus receive byte: 0..255. */
-PBUS_HW_API int pbus_i2c_smbus_read_byte(struct pbus_i2c *i2c);
+PBUS_API int pbus_i2c_smbus_read_byte(struct pbus_i2c *i2c);
 /** SMBus send byte. */
-PBUS_HW_API int pbus_i2c_smbus_write_byte(struct pbus_i2c *i2c, uint8_t value);
+PBUS_API int pbus_i2c_smbus_write_byte(struct pbus_i2c *i2c, uint8_t value);
 /** SMBus read byte data: register @command, 0..255. */
-PBUS_HW_API int pbus_i2c_smbus_read_byte_data(struct pbus_i2c *i2c, uint8_t command);
+PBUS_API int pbus_i2c_smbus_read_byte_data(struct pbus_i2c *i2c, uint8_t command);
 /** SMBus write byte data. */
-PBUS_HW_API int pbus_i2c_smbus_write_byte_data(struct pbus_i2c *i2c, uint8_t command, uint8_t value);
+PBUS_API int pbus_i2c_smbus_write_byte_data(struct pbus_i2c *i2c, uint8_t command, uint8_t value);
 /** SMBus read word data: 0..65535, low byte first on the wire (SMBus order). */
-PBUS_HW_API int pbus_i2c_smbus_read_word_data(struct pbus_i2c *i2c, uint8_t command);
+PBUS_API int pbus_i2c_smbus_read_word_data(struct pbus_i2c *i2c, uint8_t command);
 /** SMBus write word data, low byte first on the wire. */
-PBUS_HW_API int pbus_i2c_smbus_write_word_data(struct pbus_i2c *i2c, uint8_t command, uint16_t value);
+PBUS_API int pbus_i2c_smbus_write_word_data(struct pbus_i2c *i2c, uint8_t command, uint16_t value);
 /** SMBus process call: write a word, read a word back; returns 0..65535. */
-PBUS_HW_API int pbus_i2c_smbus_process_call(struct pbus_i2c *i2c, uint8_t command, uint16_t value);
+PBUS_API int pbus_i2c_smbus_process_call(struct pbus_i2c *i2c, uint8_t command, uint16_t value);
 /**
  * SMBus block read: the device sends a count then that many bytes (1..32).
  * @data must hold PBUS_I2C_SMBUS_BLOCK_MAX bytes.  Returns the count.
  */
-PBUS_HW_API int pbus_i2c_smbus_read_block_data(struct pbus_i2c *i2c, uint8_t command, uint8_t *data);
+PBUS_API int pbus_i2c_smbus_read_block_data(struct pbus_i2c *i2c, uint8_t command, uint8_t *data);
 /** SMBus block write of 1..32 bytes (a count byte precedes them on the wire). */
-PBUS_HW_API int pbus_i2c_smbus_write_block_data(struct pbus_i2c *i2c, uint8_t command, const uint8_t *data,
-						size_t length);
+PBUS_API int pbus_i2c_smbus_write_block_data(struct pbus_i2c *i2c, uint8_t command, const uint8_t *data,
+					     size_t length);
 /**
  * SMBus block process call: write 1..32 bytes, read a block back into @data
  * (room for PBUS_I2C_SMBUS_BLOCK_MAX bytes).  Returns the count read.
  */
-PBUS_HW_API int pbus_i2c_smbus_block_process_call(struct pbus_i2c *i2c, uint8_t command,
-						  const uint8_t *write_data, size_t write_length,
-						  uint8_t *data);
+PBUS_API int pbus_i2c_smbus_block_process_call(struct pbus_i2c *i2c, uint8_t command,
+					       const uint8_t *write_data, size_t write_length,
+					       uint8_t *data);
 /** I2C block read (no count byte): read @length (1..32) bytes from @command.  Returns the bytes read. */
-PBUS_HW_API int pbus_i2c_smbus_read_i2c_block_data(struct pbus_i2c *i2c, uint8_t command, uint8_t *data,
-						   size_t length);
+PBUS_API int pbus_i2c_smbus_read_i2c_block_data(struct pbus_i2c *i2c, uint8_t command, uint8_t *data,
+						size_t length);
 /** I2C block write (no count byte) of 1..32 bytes starting at @command. */
-PBUS_HW_API int pbus_i2c_smbus_write_i2c_block_data(struct pbus_i2c *i2c, uint8_t command,
-						    const uint8_t *data, size_t length);
+PBUS_API int pbus_i2c_smbus_write_i2c_block_data(struct pbus_i2c *i2c, uint8_t command,
+						 const uint8_t *data, size_t length);
 
-PBUS_HW_END_DECLS
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PARAMBUS_HW_I2C_H */

@@ -38,7 +38,9 @@
 
 #include <parambus/hw/common.h>
 
-PBUS_HW_BEGIN_DECLS
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct pbus_pwm;
 
@@ -87,8 +89,8 @@ struct pbus_pwm_state {
  *            character device;
  *  -EACCES, -ENOMEM, or another errno from the kernel.
  */
-PBUS_HW_API int pbus_pwm_open(unsigned int chip, unsigned int channel, unsigned int flags, int timeout_ms,
-			      struct pbus_pwm **ret_pwm);
+PBUS_API int pbus_pwm_open(unsigned int chip, unsigned int channel, unsigned int flags, int timeout_ms,
+			   struct pbus_pwm **ret_pwm);
 
 /**
  * pbus_pwm_close() - release the channel; NULL is ignored.  Through sysfs
@@ -96,13 +98,13 @@ PBUS_HW_API int pbus_pwm_open(unsigned int chip, unsigned int channel, unsigned 
  * someone else exported stays as it was).  The output is left as it is:
  * disable it first if it must stop.
  */
-PBUS_HW_API void pbus_pwm_close(struct pbus_pwm *pwm);
+PBUS_API void pbus_pwm_close(struct pbus_pwm *pwm);
 
 /** pbus_pwm_get_backend() - PBUS_PWM_BACKEND_*, or -EINVAL. */
-PBUS_HW_API int pbus_pwm_get_backend(const struct pbus_pwm *pwm);
+PBUS_API int pbus_pwm_get_backend(const struct pbus_pwm *pwm);
 
 /** pbus_pwm_get_state() - the channel's state as the kernel holds it.  0, -EINVAL, -ENODEV. */
-PBUS_HW_API int pbus_pwm_get_state(struct pbus_pwm *pwm, struct pbus_pwm_state *ret_state);
+PBUS_API int pbus_pwm_get_state(struct pbus_pwm *pwm, struct pbus_pwm_state *ret_state);
 
 /**
  * pbus_pwm_configure() - apply a whole state, in an order that never lets
@@ -111,31 +113,33 @@ PBUS_HW_API int pbus_pwm_get_state(struct pbus_pwm *pwm, struct pbus_pwm_state *
  * On failure the channel may hold some of the new values (sysfs writes are
  * separate); pbus_pwm_get_state() tells which.
  */
-PBUS_HW_API int pbus_pwm_configure(struct pbus_pwm *pwm, const struct pbus_pwm_state *state);
+PBUS_API int pbus_pwm_configure(struct pbus_pwm *pwm, const struct pbus_pwm_state *state);
 
 /**
  * pbus_pwm_set_period() - set the period in ns.
  * Return: 0, -EINVAL (the new period is shorter than the current duty
  * cycle: use pbus_pwm_configure() to change both), or as above.
  */
-PBUS_HW_API int pbus_pwm_set_period(struct pbus_pwm *pwm, uint64_t period_ns);
+PBUS_API int pbus_pwm_set_period(struct pbus_pwm *pwm, uint64_t period_ns);
 
 /**
  * pbus_pwm_set_duty_cycle() - set the duty cycle in ns.  Hot path: one
  * pwrite() (sysfs) or one ioctl (chardev), no allocation.
  * Return: 0, -EINVAL (longer than the period), or as above.
  */
-PBUS_HW_API int pbus_pwm_set_duty_cycle(struct pbus_pwm *pwm, uint64_t duty_cycle_ns);
+PBUS_API int pbus_pwm_set_duty_cycle(struct pbus_pwm *pwm, uint64_t duty_cycle_ns);
 
 /** pbus_pwm_set_polarity() - set the polarity.  Return: 0, -EINVAL, -EBUSY, -EOPNOTSUPP, or as above. */
-PBUS_HW_API int pbus_pwm_set_polarity(struct pbus_pwm *pwm, enum pbus_pwm_polarity polarity);
+PBUS_API int pbus_pwm_set_polarity(struct pbus_pwm *pwm, enum pbus_pwm_polarity polarity);
 
 /**
  * pbus_pwm_enable() - start (@enable true) or stop the output.
  * Return: 0, -EINVAL (e.g. enabling with period 0), or as above.
  */
-PBUS_HW_API int pbus_pwm_enable(struct pbus_pwm *pwm, bool enable);
+PBUS_API int pbus_pwm_enable(struct pbus_pwm *pwm, bool enable);
 
-PBUS_HW_END_DECLS
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PARAMBUS_HW_PWM_H */

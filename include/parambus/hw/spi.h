@@ -40,7 +40,9 @@
 
 #include <parambus/hw/common.h>
 
-PBUS_HW_BEGIN_DECLS
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct pbus_spi;
 struct pbus_spi_message;
@@ -115,22 +117,22 @@ struct pbus_spi_message_transfer {
  * Return: 0, -EINVAL (NULL argument), -ENOENT (no such node: no spidev
  * bound to that device), -EACCES, -ENOTTY (not a spidev node), -ENOMEM.
  */
-PBUS_HW_API int pbus_spi_open(const char *path, struct pbus_spi **ret_spi);
+PBUS_API int pbus_spi_open(const char *path, struct pbus_spi **ret_spi);
 
 /** pbus_spi_open_device() - open "/dev/spidev<bus>.<chip_select>".  Return: as pbus_spi_open(). */
-PBUS_HW_API int pbus_spi_open_device(unsigned int bus, unsigned int chip_select, struct pbus_spi **ret_spi);
+PBUS_API int pbus_spi_open_device(unsigned int bus, unsigned int chip_select, struct pbus_spi **ret_spi);
 
 /** pbus_spi_close() - close the device; NULL is ignored.  Free its messages first. */
-PBUS_HW_API void pbus_spi_close(struct pbus_spi *spi);
+PBUS_API void pbus_spi_close(struct pbus_spi *spi);
 
 /** pbus_spi_get_fd() - the descriptor, owned by @spi; -EINVAL if NULL. */
-PBUS_HW_API int pbus_spi_get_fd(const struct pbus_spi *spi);
+PBUS_API int pbus_spi_get_fd(const struct pbus_spi *spi);
 
 /**
  * pbus_spi_get_bufsiz() - the per-message limit in bytes (see top).
  * Return: the limit, or -EINVAL if @spi is NULL.
  */
-PBUS_HW_API int pbus_spi_get_bufsiz(const struct pbus_spi *spi);
+PBUS_API int pbus_spi_get_bufsiz(const struct pbus_spi *spi);
 
 /**
  * pbus_spi_set_mode() - set the full 32-bit mode (SPI_IOC_WR_MODE32):
@@ -138,22 +140,22 @@ PBUS_HW_API int pbus_spi_get_bufsiz(const struct pbus_spi *spi);
  * Return: 0, -EINVAL (NULL, or a bit the controller does not support: the
  * kernel refuses it and keeps the old mode), -ENODEV (device removed).
  */
-PBUS_HW_API int pbus_spi_set_mode(struct pbus_spi *spi, uint32_t mode);
+PBUS_API int pbus_spi_set_mode(struct pbus_spi *spi, uint32_t mode);
 
 /** pbus_spi_get_mode() - read the mode (SPI_IOC_RD_MODE32).  0, -EINVAL, -ENODEV. */
-PBUS_HW_API int pbus_spi_get_mode(struct pbus_spi *spi, uint32_t *ret_mode);
+PBUS_API int pbus_spi_get_mode(struct pbus_spi *spi, uint32_t *ret_mode);
 
 /** pbus_spi_set_bits_per_word() - 0 means 8.  0, -EINVAL (unsupported by the controller), -ENODEV. */
-PBUS_HW_API int pbus_spi_set_bits_per_word(struct pbus_spi *spi, uint8_t bits);
+PBUS_API int pbus_spi_set_bits_per_word(struct pbus_spi *spi, uint8_t bits);
 
 /** pbus_spi_get_bits_per_word() - 0 (means 8) or the bits.  0, -EINVAL, -ENODEV. */
-PBUS_HW_API int pbus_spi_get_bits_per_word(struct pbus_spi *spi, uint8_t *ret_bits);
+PBUS_API int pbus_spi_get_bits_per_word(struct pbus_spi *spi, uint8_t *ret_bits);
 
 /** pbus_spi_set_max_speed() - default clock in Hz for transfers without their own.  0, -EINVAL, -ENODEV. */
-PBUS_HW_API int pbus_spi_set_max_speed(struct pbus_spi *spi, uint32_t hz);
+PBUS_API int pbus_spi_set_max_speed(struct pbus_spi *spi, uint32_t hz);
 
 /** pbus_spi_get_max_speed() - read the default clock in Hz.  0, -EINVAL, -ENODEV. */
-PBUS_HW_API int pbus_spi_get_max_speed(struct pbus_spi *spi, uint32_t *ret_hz);
+PBUS_API int pbus_spi_get_max_speed(struct pbus_spi *spi, uint32_t *ret_hz);
 
 /**
  * pbus_spi_transfer_message() - run @num transfers as one message (one
@@ -164,14 +166,14 @@ PBUS_HW_API int pbus_spi_get_max_speed(struct pbus_spi *spi, uint32_t *ret_hz);
  * controller refuses), -EMSGSIZE (the message exceeds bufsiz, see top),
  * -ENODEV / -ESHUTDOWN (device or controller removed), -ETIMEDOUT, -EIO.
  */
-PBUS_HW_API int pbus_spi_transfer_message(struct pbus_spi *spi, const struct pbus_spi_transfer *transfers, size_t num);
+PBUS_API int pbus_spi_transfer_message(struct pbus_spi *spi, const struct pbus_spi_transfer *transfers, size_t num);
 
 /**
  * pbus_spi_exchange() - full duplex: send @length bytes of @tx while
  * receiving @length bytes into @rx (which may equal @tx).
  * Return: as pbus_spi_transfer_message().
  */
-PBUS_HW_API int pbus_spi_exchange(struct pbus_spi *spi, const void *tx, void *rx, size_t length);
+PBUS_API int pbus_spi_exchange(struct pbus_spi *spi, const void *tx, void *rx, size_t length);
 
 /**
  * pbus_spi_write_read() - half duplex under one chip select: send
@@ -179,14 +181,14 @@ PBUS_HW_API int pbus_spi_exchange(struct pbus_spi *spi, const void *tx, void *rx
  * its answer).  Two transfers, one message.
  * Return: as pbus_spi_transfer_message().
  */
-PBUS_HW_API int pbus_spi_write_read(struct pbus_spi *spi, const void *tx, size_t write_length, void *rx,
-				    size_t read_length);
+PBUS_API int pbus_spi_write_read(struct pbus_spi *spi, const void *tx, size_t write_length, void *rx,
+				 size_t read_length);
 
 /** pbus_spi_write() - send only.  Return: as pbus_spi_transfer_message(). */
-PBUS_HW_API int pbus_spi_write(struct pbus_spi *spi, const void *tx, size_t length);
+PBUS_API int pbus_spi_write(struct pbus_spi *spi, const void *tx, size_t length);
 
 /** pbus_spi_read() - receive only (the controller sends zeros).  Return: as pbus_spi_transfer_message(). */
-PBUS_HW_API int pbus_spi_read(struct pbus_spi *spi, void *rx, size_t length);
+PBUS_API int pbus_spi_read(struct pbus_spi *spi, void *rx, size_t length);
 
 /* ---- prepared messages ------------------------------------------------ */
 
@@ -200,11 +202,11 @@ PBUS_HW_API int pbus_spi_read(struct pbus_spi *spi, void *rx, size_t length);
  * -EMSGSIZE (the message exceeds bufsiz; checked here so that runs cannot
  * fail for it), -ENOMEM.
  */
-PBUS_HW_API int pbus_spi_message_new(struct pbus_spi *spi, const struct pbus_spi_message_transfer *transfers,
-				     size_t num, struct pbus_spi_message **ret_message);
+PBUS_API int pbus_spi_message_new(struct pbus_spi *spi, const struct pbus_spi_message_transfer *transfers,
+				  size_t num, struct pbus_spi_message **ret_message);
 
 /** pbus_spi_message_free() - free the message and its buffers; NULL is ignored. */
-PBUS_HW_API void pbus_spi_message_free(struct pbus_spi_message *message);
+PBUS_API void pbus_spi_message_free(struct pbus_spi_message *message);
 
 /**
  * pbus_spi_message_run() - run the prepared message: one SPI_IOC_MESSAGE
@@ -212,28 +214,30 @@ PBUS_HW_API void pbus_spi_message_free(struct pbus_spi_message *message);
  * Return: the total number of bytes transferred, or -EINVAL (NULL), or the
  * errors of pbus_spi_transfer_message() other than -EMSGSIZE.
  */
-PBUS_HW_API int pbus_spi_message_run(struct pbus_spi_message *message);
+PBUS_API int pbus_spi_message_run(struct pbus_spi_message *message);
 
 /**
  * pbus_spi_message_tx() - the transmit buffer of transfer @index, to fill in
  * place before a run.  Owned by the message; valid until it is freed.
  * Return: the buffer, or NULL (NULL message, bad index, or no TX flag).
  */
-PBUS_HW_API void *pbus_spi_message_tx(struct pbus_spi_message *message, size_t index);
+PBUS_API void *pbus_spi_message_tx(struct pbus_spi_message *message, size_t index);
 
 /**
  * pbus_spi_message_rx() - the receive buffer of transfer @index, holding
  * what the last run received.  Owned by the message; valid until it is freed.
  * Return: the buffer, or NULL (NULL message, bad index, or no RX flag).
  */
-PBUS_HW_API const void *pbus_spi_message_rx(const struct pbus_spi_message *message, size_t index);
+PBUS_API const void *pbus_spi_message_rx(const struct pbus_spi_message *message, size_t index);
 
 /**
  * pbus_spi_message_get_length() - the length of transfer @index in bytes.
  * Return: the length, or -EINVAL.
  */
-PBUS_HW_API int pbus_spi_message_get_length(const struct pbus_spi_message *message, size_t index);
+PBUS_API int pbus_spi_message_get_length(const struct pbus_spi_message *message, size_t index);
 
-PBUS_HW_END_DECLS
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PARAMBUS_HW_SPI_H */

@@ -25,7 +25,9 @@
 
 #include <parambus/hw/common.h>
 
-PBUS_HW_BEGIN_DECLS
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct pbus_uart;
 
@@ -59,7 +61,7 @@ enum {
 };
 
 /** pbus_uart_config_init() - fill @config with 115200 8N1, no flow control. */
-PBUS_HW_API void pbus_uart_config_init(struct pbus_uart_config *config);
+PBUS_API void pbus_uart_config_init(struct pbus_uart_config *config);
 
 /**
  * pbus_uart_open() - open a tty (O_RDWR | O_NOCTTY | O_CLOEXEC), make it raw
@@ -71,21 +73,21 @@ PBUS_HW_API void pbus_uart_config_init(struct pbus_uart_config *config);
  * -ENOENT, -EACCES, -EBUSY (PBUS_UART_OPEN_EXCLUSIVE held by someone else),
  * -ENOTTY (@path is not a tty), -EIO, -ENOMEM.
  */
-PBUS_HW_API int pbus_uart_open(const char *path, const struct pbus_uart_config *config, unsigned int flags,
-			       struct pbus_uart **ret_uart);
+PBUS_API int pbus_uart_open(const char *path, const struct pbus_uart_config *config, unsigned int flags,
+			    struct pbus_uart **ret_uart);
 
 /** pbus_uart_close() - close the port; NULL is ignored.  Pending output is not waited for: drain first. */
-PBUS_HW_API void pbus_uart_close(struct pbus_uart *uart);
+PBUS_API void pbus_uart_close(struct pbus_uart *uart);
 
 /** pbus_uart_get_fd() - the descriptor, owned by @uart, for poll/epoll; -EINVAL if NULL. */
-PBUS_HW_API int pbus_uart_get_fd(const struct pbus_uart *uart);
+PBUS_API int pbus_uart_get_fd(const struct pbus_uart *uart);
 
 /**
  * pbus_uart_configure() - apply @config with one TCSETS2.
  * Return: 0, -EINVAL (baud 0, data bits outside 5..8, stop bits not 1/2,
  * unknown parity or flow control), -ENODEV/-EIO (port gone).
  */
-PBUS_HW_API int pbus_uart_configure(struct pbus_uart *uart, const struct pbus_uart_config *config);
+PBUS_API int pbus_uart_configure(struct pbus_uart *uart, const struct pbus_uart_config *config);
 
 /**
  * pbus_uart_get_config() - the settings the driver holds (TCGETS2): the
@@ -93,7 +95,7 @@ PBUS_HW_API int pbus_uart_configure(struct pbus_uart *uart, const struct pbus_ua
  * requested.
  * Return: 0, -EINVAL, -EIO.
  */
-PBUS_HW_API int pbus_uart_get_config(struct pbus_uart *uart, struct pbus_uart_config *ret_config);
+PBUS_API int pbus_uart_get_config(struct pbus_uart *uart, struct pbus_uart_config *ret_config);
 
 /**
  * pbus_uart_set_read_mode() - the termios read rules for blocking reads:
@@ -102,17 +104,17 @@ PBUS_HW_API int pbus_uart_get_config(struct pbus_uart *uart, struct pbus_uart_co
  * is the default; (0, 0) makes reads return at once with what is there.
  * Return: 0, -EINVAL, -EIO.
  */
-PBUS_HW_API int pbus_uart_set_read_mode(struct pbus_uart *uart, uint8_t min_bytes, uint8_t timeout_ds);
+PBUS_API int pbus_uart_set_read_mode(struct pbus_uart *uart, uint8_t min_bytes, uint8_t timeout_ds);
 
 /** pbus_uart_set_nonblocking() - switch O_NONBLOCK.  0, -EINVAL, or an fcntl errno. */
-PBUS_HW_API int pbus_uart_set_nonblocking(struct pbus_uart *uart, bool nonblocking);
+PBUS_API int pbus_uart_set_nonblocking(struct pbus_uart *uart, bool nonblocking);
 
 /**
  * pbus_uart_read() - read up to @length bytes (one read(2)).
  * Return: the number of bytes read (0 only with VMIN 0 when nothing
  * arrived), -EAGAIN (non-blocking, nothing there), -EINTR, -EIO, -EINVAL.
  */
-PBUS_HW_API int pbus_uart_read(struct pbus_uart *uart, void *data, size_t length);
+PBUS_API int pbus_uart_read(struct pbus_uart *uart, void *data, size_t length);
 
 /**
  * pbus_uart_read_timeout() - wait up to @timeout_ms (-1: forever) for data,
@@ -120,17 +122,17 @@ PBUS_HW_API int pbus_uart_read(struct pbus_uart *uart, void *data, size_t length
  * Return: the number of bytes read (>= 1), -ETIMEDOUT (nothing arrived in
  * time), -EINTR, -EIO, -EINVAL.
  */
-PBUS_HW_API int pbus_uart_read_timeout(struct pbus_uart *uart, void *data, size_t length, int timeout_ms);
+PBUS_API int pbus_uart_read_timeout(struct pbus_uart *uart, void *data, size_t length, int timeout_ms);
 
 /**
  * pbus_uart_write() - write up to @length bytes (one write(2)).
  * Return: the number of bytes written (may be fewer), -EAGAIN
  * (non-blocking, output buffer full), -EINTR, -EIO, -EINVAL.
  */
-PBUS_HW_API int pbus_uart_write(struct pbus_uart *uart, const void *data, size_t length);
+PBUS_API int pbus_uart_write(struct pbus_uart *uart, const void *data, size_t length);
 
 /** pbus_uart_drain() - wait until all written bytes have been sent (TCSBRK 1, i.e. tcdrain).  0, -EINTR, -EIO. */
-PBUS_HW_API int pbus_uart_drain(struct pbus_uart *uart);
+PBUS_API int pbus_uart_drain(struct pbus_uart *uart);
 
 /** Which queue pbus_uart_flush() discards. */
 enum pbus_uart_queue {
@@ -140,14 +142,16 @@ enum pbus_uart_queue {
 };
 
 /** pbus_uart_flush() - discard a queue (TCFLSH).  0, -EINVAL, -EIO. */
-PBUS_HW_API int pbus_uart_flush(struct pbus_uart *uart, enum pbus_uart_queue queue);
+PBUS_API int pbus_uart_flush(struct pbus_uart *uart, enum pbus_uart_queue queue);
 
 /** pbus_uart_get_input_pending() - bytes received and not yet read (FIONREAD), or -errno. */
-PBUS_HW_API int pbus_uart_get_input_pending(struct pbus_uart *uart);
+PBUS_API int pbus_uart_get_input_pending(struct pbus_uart *uart);
 
 /** pbus_uart_get_output_pending() - bytes written and not yet sent (TIOCOUTQ), or -errno. */
-PBUS_HW_API int pbus_uart_get_output_pending(struct pbus_uart *uart);
+PBUS_API int pbus_uart_get_output_pending(struct pbus_uart *uart);
 
-PBUS_HW_END_DECLS
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PARAMBUS_HW_UART_H */

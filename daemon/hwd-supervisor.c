@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hardware.c: pbusd starts pbus-hwd, the runner of the schema's hardware
- * bindings, as a child process once the instance is published, restarts it
- * if it dies (1 s, doubling up to 30 s between attempts), and stops it
- * before the instance goes away. The child gets SIGTERM if pbusd dies
- * (PR_SET_PDEATHSIG), so it never outlives its instance.
+ * hwd-supervisor.c: the supervisor of pbus-hwd. pbusd starts pbus-hwd, the
+ * runner of the schema's hardware bindings, as a child process once the
+ * instance is published, restarts it if it dies (1 s, doubling up to 30 s
+ * between attempts), and stops it before the instance goes away. The child
+ * gets SIGTERM if pbusd dies (PR_SET_PDEATHSIG), so it never outlives its
+ * instance.
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,7 +25,7 @@
 #define STABLE_MS 60000  /* a child that ran this long restarts at once */
 #define STOP_GRACE_MS 3000
 
-struct hardware {
+struct hwd_supervisor {
 	char *hwd_path;
 	const char *schema_path, *instance;
 	pid_t pid;               /* 0 while not running */
@@ -70,23 +71,23 @@ static char *default_hwd_path(void)
 	return strdup("pbus-hwd");
 }
 
-static void spawn(struct hardware *hw)
+static void spawn(struct hwd_supervisor *sv)
 {
 	pid_t parent = getpid(), pid;
 	char cannot_run[PATH_MAX + 64];
 
 	snprintf(cannot_run, sizeof(cannot_run), "pbusd[%d]: error: cannot run %s (exit 127)\n",
-		 (int)parent, hw->hwd_path);
-	hw->restart_at_ms = 0;
+		 (int)parent, sv->hwd_path);
+	sv->restart_at_ms = 0;
 	pid = fork();
 	if (pid < 0) {
 		log_msg(LOG_ERROR, "cannot start pbus-hwd: %s", strerror(errno));
-		hw->restart_at_ms = now_ms() + hw->backoff_ms;
+		sv->restart_at_ms = now_ms() + sv->backoff_ms;
 		return;
 	}
 	if (pid == 0) {
-		const char *argv[] = {hw->hwd_path, "--schema", hw->schema_path, "--instance",
-				      hw->instance, "--log-level", log_level_name(log_get_level()), NULL};
+		const char *argv[] = {sv->hwd_path, "--schema", sv->schema_path, "--instance",
+				      sv->instance, "--log-level", log_level_name(log_get_level()), NULL};
 		sigset_t none;
 
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -94,38 +95,38 @@ static void spawn(struct hardware *hw)
 			_exit(0); /* pbusd died before the line above */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(hw->hwd_path, (char **)argv);
+		execvp(sv->hwd_path, (char **)argv);
 		/* Only async-signal-safe calls here: another thread of pbusd may
 		 * have held stdio's lock at the fork. */
 		(void)!write(STDERR_FILENO, cannot_run, strlen(cannot_run));
 		_exit(127);
 	}
-	hw->pid = pid;
-	hw->started_ms = now_ms();
+	sv->pid = pid;
+	sv->started_ms = now_ms();
 	log_msg(LOG_INFO, "started pbus-hwd (pid %d) for the hardware bindings", (int)pid);
 }
 
-int hardware_start(const char *hwd_path, const char *schema_path, const char *instance,
-		   struct hardware **ret)
+int hwd_supervisor_start(const char *hwd_path, const char *schema_path, const char *instance,
+			 struct hwd_supervisor **ret)
 {
-	struct hardware *hw = calloc(1, sizeof(*hw));
+	struct hwd_supervisor *sv = calloc(1, sizeof(*sv));
 
-	if (!hw)
+	if (!sv)
 		return -ENOMEM;
-	hw->hwd_path = hwd_path ? strdup(hwd_path) : default_hwd_path();
-	if (!hw->hwd_path) {
-		free(hw);
+	sv->hwd_path = hwd_path ? strdup(hwd_path) : default_hwd_path();
+	if (!sv->hwd_path) {
+		free(sv);
 		return -ENOMEM;
 	}
-	hw->schema_path = schema_path;
-	hw->instance = instance;
-	hw->backoff_ms = RESTART_FIRST_MS;
-	spawn(hw);
-	*ret = hw;
+	sv->schema_path = schema_path;
+	sv->instance = instance;
+	sv->backoff_ms = RESTART_FIRST_MS;
+	spawn(sv);
+	*ret = sv;
 	return 0;
 }
 
-void hardware_child_exited(struct hardware *hw)
+void hwd_supervisor_child_exited(struct hwd_supervisor *sv)
 {
 	int status;
 	pid_t pid;
@@ -133,68 +134,68 @@ void hardware_child_exited(struct hardware *hw)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		int64_t ran;
 
-		if (!hw || pid != hw->pid)
+		if (!sv || pid != sv->pid)
 			continue;
-		hw->pid = 0;
-		ran = now_ms() - hw->started_ms;
+		sv->pid = 0;
+		ran = now_ms() - sv->started_ms;
 		if (WIFEXITED(status) && (WEXITSTATUS(status) == 1 || WEXITSTATUS(status) == 2)) {
 			/* It refused the bindings: restarting cannot help. */
 			log_msg(LOG_ERROR, "pbus-hwd refused the hardware bindings (exit %d, see its "
 				"message above); the bound parameters stay as they are",
 				WEXITSTATUS(status));
-			hw->given_up = true;
+			sv->given_up = true;
 			continue;
 		}
 		if (ran >= STABLE_MS)
-			hw->backoff_ms = RESTART_FIRST_MS;
+			sv->backoff_ms = RESTART_FIRST_MS;
 		if (WIFSIGNALED(status))
 			log_msg(LOG_WARNING, "pbus-hwd (pid %d) died of %s; restarting in %u ms",
-				(int)pid, strsignal(WTERMSIG(status)), hw->backoff_ms);
+				(int)pid, strsignal(WTERMSIG(status)), sv->backoff_ms);
 		else
 			log_msg(LOG_WARNING, "pbus-hwd (pid %d) exited with status %d; restarting in %u ms",
-				(int)pid, WEXITSTATUS(status), hw->backoff_ms);
-		hw->restart_at_ms = now_ms() + hw->backoff_ms;
-		hw->backoff_ms = hw->backoff_ms * 2 > RESTART_MAX_MS ? RESTART_MAX_MS : hw->backoff_ms * 2;
+				(int)pid, WEXITSTATUS(status), sv->backoff_ms);
+		sv->restart_at_ms = now_ms() + sv->backoff_ms;
+		sv->backoff_ms = sv->backoff_ms * 2 > RESTART_MAX_MS ? RESTART_MAX_MS : sv->backoff_ms * 2;
 	}
 }
 
-int hardware_timeout_ms(const struct hardware *hw)
+int hwd_supervisor_timeout_ms(const struct hwd_supervisor *sv)
 {
 	int64_t left;
 
-	if (!hw || !hw->restart_at_ms)
+	if (!sv || !sv->restart_at_ms)
 		return -1;
-	left = hw->restart_at_ms - now_ms();
+	left = sv->restart_at_ms - now_ms();
 	return left < 0 ? 0 : (int)left;
 }
 
-void hardware_tick(struct hardware *hw)
+void hwd_supervisor_tick(struct hwd_supervisor *sv)
 {
-	if (hw && hw->restart_at_ms && now_ms() >= hw->restart_at_ms && !hw->pid && !hw->given_up)
-		spawn(hw);
+	if (sv && sv->restart_at_ms && now_ms() >= sv->restart_at_ms && !sv->pid && !sv->given_up)
+		spawn(sv);
 }
 
-void hardware_stop(struct hardware *hw)
+void hwd_supervisor_stop(struct hwd_supervisor *sv)
 {
 	int64_t deadline;
 	int status;
 
-	if (!hw)
+	if (!sv)
 		return;
-	if (hw->pid > 0) {
-		kill(hw->pid, SIGTERM);
+	if (sv->pid > 0) {
+		kill(sv->pid, SIGTERM);
 		deadline = now_ms() + STOP_GRACE_MS;
-		while (waitpid(hw->pid, &status, WNOHANG) == 0) {
+		while (waitpid(sv->pid, &status, WNOHANG) == 0) {
 			if (now_ms() >= deadline) {
 				log_msg(LOG_WARNING, "pbus-hwd (pid %d) ignores SIGTERM; killing it",
-					(int)hw->pid);
-				kill(hw->pid, SIGKILL);
-				waitpid(hw->pid, &status, 0);
+					(int)sv->pid);
+				kill(sv->pid, SIGKILL);
+				waitpid(sv->pid, &status, 0);
 				break;
 			}
 			usleep(10000);
 		}
 	}
-	free(hw->hwd_path);
-	free(hw);
+	free(sv->hwd_path);
+	free(sv);
 }

@@ -2,10 +2,11 @@
 /*
  * log.h: the log of parambus's daemons, shared by pbusd and pbus-hwd: one
  * line per message on stderr, "PROGRAM[PID]: LEVEL: text". Thread-safe
- * (each message is one write).
+ * (each message is one write). It sits in common/, the programs' shared
+ * code, and not in lib/, because the libraries never log.
  */
-#ifndef PBUS_DAEMON_LOG_H
-#define PBUS_DAEMON_LOG_H
+#ifndef PBUS_COMMON_LOG_H
+#define PBUS_COMMON_LOG_H
 
 enum log_level { LOG_ERROR = 0, LOG_WARNING = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 

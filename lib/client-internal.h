@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client-internal.h: what the files of the client library share: struct
+ * pbus_client and the functions one file offers the others. client.c: the
+ * public requests (connect, get, set, stats, ping) and the schema's
+ * descriptions; client-connection.c: the connection machinery (sending,
+ * receiving, matching replies to requests, reconnecting, waiting for a
+ * reply); client-subscribe.c: subscriptions, the queue of notifications and
+ * dispatch.
+ *
+ * A client is one connection to pbusd's socket (docs/socket-protocol.md),
+ * renewed by itself when pbusd restarts.
+ *
+ * Descriptors. The caller sees one epoll descriptor that never changes. It
+ * holds the connection's socket while there is one, and a timerfd that has
+ * three jobs: the reconnect backoff, the deadline of a handshake in flight,
+ * and "something is queued". The last one matters because a synchronous
+ * request takes the notifications that arrive before its reply off the
+ * socket: the socket is then no longer readable although there is work for
+ * dispatch, so the timer is set to expire at once and keeps the descriptor
+ * readable until dispatch has delivered the queue.
+ *
+ * Pipelining. Requests made by the caller are synchronous and one at a
+ * time, but a reconnect sends HELLO and every SUBSCRIBE in one go and takes
+ * the replies as dispatch finds them, so that dispatch never waits for the
+ * server. The server answers requests in order, so a FIFO of what was sent
+ * (struct pending) tells what each reply belongs to. A request that timed
+ * out stays in the FIFO, abandoned, so that its late reply is recognised
+ * and dropped instead of being taken for the answer to the next one.
+ *
+ * The queue. Notifications that arrive while a request waits, and the
+ * DISCONNECTED / CONNECTED events, are copied into a queue, in order, as
+ * frames whose id is the client's subscription id (the server's ids change
+ * with every connection; the client's never do). Dispatch swaps the queue
+ * with a second buffer before calling back, so that a callback may make
+ * requests (which may queue more) while the values it was handed stay where
+ * they are. Both buffers and the array of values given to callbacks are
+ * kept and reused: in the steady state a notification costs a copy, no
+ * allocation.
+ *
+ * Retrying. A request whose frame could not be sent because the peer had
+ * already closed the socket (EPIPE: pbusd stopped while the client was
+ * idle) never reached a server, so it is sent again once on a new
+ * connection. A request whose reply is lost is not: a SET might have been
+ * applied.
+ */
+#ifndef PBUS_CLIENT_INTERNAL_H
+#define PBUS_CLIENT_INTERNAL_H
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <parambus/client.h>
+
+#include "owner-internal.h"
+#include "schema-internal.h"
+#include "clock-internal.h"
+#include "segment-internal.h"
+#include "segment-layout.h"
+#include "protocol-internal.h"
+
+#define CLIENT_TIMEOUT_DEFAULT_MS 5000
+#define RECONNECT_FIRST_MS 1000
+#define RECONNECT_MAX_MS 30000
+#define CONNECT_RETRY_NS (10 * 1000000)  /* a full listen backlog: try again after */
+#define INPUT_CHUNK (64u * 1024)          /* free room kept for one read */
+#define READ_BUDGET 16                    /* reads per dispatch: a flood cannot hold it */
+#define NS_PER_MS INT64_C(1000000)
+
+/* Queue entries besides NOTIFY: the connection events (never on the wire). */
+#define QUEUE_DISCONNECTED 0x100u
+#define QUEUE_CONNECTED 0x101u
+
+/* epoll tags: which of our descriptors an event is for. */
+enum { TAG_TIMER = 1, TAG_SOCKET = 2 };
+
+enum client_state {
+	CLIENT_DISCONNECTED,
+	CLIENT_HANDSHAKING, /* connected, HELLO sent, no HELLO_REPLY yet */
+	CLIENT_CONNECTED
+};
+
+enum pending_kind {
+	PENDING_HELLO,       /* the handshake */
+	PENDING_RESUBSCRIBE, /* a subscription renewed after a reconnect */
+	PENDING_REQUEST,     /* the caller's request, waited for now */
+	PENDING_ABANDONED    /* a request that timed out: its reply is dropped */
+};
+
+/* One frame sent whose reply has not come yet. */
+struct pending {
+	uint32_t id;
+	uint16_t kind;         /* enum pending_kind */
+	uint16_t request_type; /* the frame's type; its reply is this + 1 */
+	uint32_t subscription; /* client id, for SUBSCRIBE and RESUBSCRIBE */
+};
+
+struct subscription {
+	uint32_t id;        /* the client's: stable across reconnects, never 0 */
+	uint32_t server_id; /* on the current connection; 0: not subscribed now */
+	bool active;        /* subscribed once: renew it after a reconnect */
+	uint32_t *indexes;
+	uint32_t count;
+	struct pbus_subscribe_options options;
+	pbus_client_notify_fn callback;
+	void *userdata;
+};
+
+struct pbus_client {
+	char instance[PBUS_INSTANCE_NAME_MAX + 1];
+	char *socket_dir; /* options->socket_dir, or NULL: the search of §1 */
+	char name[PBUS_WIRE_NAME_MAX + 1];
+	uint64_t hello_hash; /* sent in HELLO: the option, then the schema's */
+	int64_t timeout_ns;
+	bool no_reconnect;
+
+	int epoll_fd, timer_fd, socket_fd;
+	enum client_state state;
+	bool want_write;        /* EPOLLOUT is registered for the socket */
+	int64_t timer_deadline; /* CLOCK_MONOTONIC ns as armed; 0: disarmed */
+
+	/* The connection. */
+	struct pbus_wire_buf out; /* frames not sent yet */
+	struct pbus_frame_in in;
+	struct pending *pending;  /* FIFO, oldest first */
+	size_t pending_count, pending_capacity;
+	uint32_t handshake_pending; /* HELLO and RESUBSCRIBE entries in it */
+	int64_t handshake_deadline;
+	int handshake_error; /* the ERROR that refused the last HELLO */
+	uint32_t next_request_id;
+	uint32_t max_frame;
+
+	/* The caller's request and its reply. */
+	struct pbus_wire_buf request; /* the frame, kept for one resend */
+	struct pbus_wire_buf reply;   /* the reply's body */
+	uint32_t reply_id;
+	uint16_t reply_type;
+	bool reply_ready;
+
+	/* Reconnecting. */
+	int64_t reconnect_at; /* the next attempt; 0: none */
+	unsigned backoff_ms;  /* the delay after the next failure */
+	bool scheduled_attempt;
+	int fatal;          /* -ESTALE ...: no more reconnects */
+	int deferred_error; /* a renewal refused: dispatch reports it once */
+
+	/* The schema of the first connection. */
+	struct pbus_schema *schema;
+	uint64_t schema_hash;
+
+	struct subscription *subs;
+	size_t sub_count, sub_capacity;
+	uint32_t next_subscription_id;
+
+	struct pbus_wire_buf queue, delivering;
+	struct pbus_client_value *values; /* param_count of them, for callbacks */
+	bool dispatching;
+};
+
+/* client-subscribe.c */
+struct subscription *pbus_client_subscription(struct pbus_client *c, uint32_t id);
+int pbus_client_queue_event(struct pbus_client *c, unsigned type, uint32_t subscription);
+int pbus_client_handle_notify(struct pbus_client *c, const unsigned char *body, size_t n);
+int pbus_client_deliver(struct pbus_client *c);
+
+/* client-connection.c */
+void pbus_client_update_timer(struct pbus_client *c);
+int pbus_client_flush(struct pbus_client *c);
+int pbus_client_receive(struct pbus_client *c, int budget);
+void pbus_client_connection_lost(struct pbus_client *c);
+int pbus_client_find_socket(const char *socket_dir, const char *instance, struct sockaddr_un *sa);
+int pbus_client_connect_socket(const struct sockaddr_un *sa, uid_t *ret_uid);
+int pbus_client_put_subscribe(struct pbus_wire_buf *b, uint32_t id, const struct subscription *s);
+int pbus_client_start_reconnect(struct pbus_client *c, bool scheduled);
+int pbus_client_transact(struct pbus_client *c, uint32_t subscription, bool may_resend);
+struct pbus_wire_buf *pbus_client_request_buf(struct pbus_client *c);
+int pbus_client_finish(struct pbus_client *c, int r);
+int pbus_client_first_connect(struct pbus_client *c);
+
+#endif

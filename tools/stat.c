@@ -4,9 +4,7 @@
  * docs/socket-protocol.md §7) for a person or a script.
  *
  * --json prints the server's object as it comes. The table needs the
- * numbers, so the JSON is read by a small reader here (objects, arrays,
- * strings, numbers, literals; enough for what pbusd writes, strict about
- * the rest). Rates are what the counters grew by between two samples
+ * numbers, so the JSON is read with json-c, strictly. Rates are what the counters grew by between two samples
  * divided by the time between them: by default two samples a second
  * apart, with --watch every sample against the one before, with --once
  * none. Our own connection is one of the clients shown.
@@ -21,10 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/text-internal.h" /* pbus_hex_digit() */
+#include <json-c/json.h>
+
 #include "tool.h"
 
-enum { SAMPLE_INTERVAL_MS = 1000, JSON_DEPTH_MAX = 16 };
+enum { SAMPLE_INTERVAL_MS = 1000 };
 
 static volatile sig_atomic_t stop_requested;
 
@@ -34,237 +33,54 @@ static void on_stop(int signal_number)
 	stop_requested = 1;
 }
 
-/* --- A small JSON reader --------------------------------------------------- */
+/* --- The sample's JSON, read with json-c ------------------------------------- */
 
-enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT };
-
-struct json {
-	enum json_type type;
-	double number;       /* NUMBER; BOOL: 0 or 1 */
-	char *string;        /* STRING */
-	struct json *items;  /* ARRAY, OBJECT: count of them */
-	char **keys;         /* OBJECT */
-	size_t count;
-};
-
-struct json_reader {
-	const char *p;
-	int depth;
-};
-
-static void json_free(struct json *j)
+/* Parse @text strictly (RFC 8259, nothing after the value): the value, or
+ * NULL. The caller puts it with json_object_put(). */
+static struct json_object *json_parse(const char *text)
 {
-	for (size_t i = 0; i < j->count; i++) {
-		json_free(&j->items[i]);
-		if (j->keys)
-			free(j->keys[i]);
-	}
-	free(j->items);
-	free(j->keys);
-	free(j->string);
-	memset(j, 0, sizeof(*j));
-}
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *v;
+	size_t length = strlen(text);
 
-static void skip_space(struct json_reader *r)
-{
-	while (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')
-		r->p++;
-}
-
-/* A string literal (r->p at its quote) into a malloc'd UTF-8 string. Escapes
- * other than \uXXXX are kept as their character; \u escapes below 0x80
- * likewise and others become '?': names in the statistics are shown, not
- * round-tripped. */
-static int json_string(struct json_reader *r, char **ret)
-{
-	const char *start = ++r->p;
-	size_t n = 0;
-	char *s;
-
-	while (*r->p && *r->p != '"') {
-		if (*r->p == '\\' && r->p[1])
-			r->p++;
-		r->p++;
-	}
-	if (*r->p != '"')
-		return -EINVAL;
-	s = malloc((size_t)(r->p - start) + 1);
-	if (!s)
-		return -ENOMEM;
-	for (const char *c = start; c < r->p; c++) {
-		if (*c != '\\') {
-			s[n++] = *c;
-			continue;
-		}
-		c++;
-		switch (*c) {
-		case 'n': s[n++] = '\n'; break;
-		case 't': s[n++] = '\t'; break;
-		case 'r': s[n++] = '\r'; break;
-		case 'b': s[n++] = '\b'; break;
-		case 'f': s[n++] = '\f'; break;
-		case 'u': {
-			unsigned v = 0;
-
-			/* Four hex digits; neither the closing quote nor the
-			 * terminating NUL is one, so this stays in the string. */
-			for (int k = 1; k <= 4; k++) {
-				int digit = pbus_hex_digit(c[k]);
-
-				if (digit < 0) {
-					free(s);
-					return -EINVAL;
-				}
-				v = v * 16 + (unsigned)digit;
-			}
-			s[n++] = v < 0x80 ? (char)v : '?';
-			c += 4;
-			break;
-		}
-		default: s[n++] = *c; break;
-		}
-	}
-	s[n] = 0;
-	r->p++;
-	*ret = s;
-	return 0;
-}
-
-static int json_value(struct json_reader *r, struct json *ret);
-
-/* The items of an array or object, r->p after its bracket. */
-static int json_items(struct json_reader *r, struct json *j, char close)
-{
-	int k;
-
-	skip_space(r);
-	if (*r->p == close) {
-		r->p++;
-		return 0;
-	}
-	for (;;) {
-		struct json *items = realloc(j->items, (j->count + 1) * sizeof(*items));
-		char *key = NULL;
-
-		if (!items)
-			return -ENOMEM;
-		j->items = items;
-		if (close == '}') {
-			char **keys = realloc(j->keys, (j->count + 1) * sizeof(*keys));
-
-			if (!keys)
-				return -ENOMEM;
-			j->keys = keys;
-			skip_space(r);
-			if (*r->p != '"' || (k = json_string(r, &key)) < 0)
-				return *r->p != '"' ? -EINVAL : k;
-			skip_space(r);
-			if (*r->p != ':') {
-				free(key);
-				return -EINVAL;
-			}
-			r->p++;
-			j->keys[j->count] = key;
-		}
-		memset(&j->items[j->count], 0, sizeof(*j->items));
-		j->count++;
-		if ((k = json_value(r, &j->items[j->count - 1])) < 0)
-			return k;
-		skip_space(r);
-		if (*r->p == close) {
-			r->p++;
-			return 0;
-		}
-		if (*r->p != ',')
-			return -EINVAL;
-		r->p++;
-	}
-}
-
-static int json_value(struct json_reader *r, struct json *ret)
-{
-	char *end;
-	int k;
-
-	skip_space(r);
-	memset(ret, 0, sizeof(*ret));
-	switch (*r->p) {
-	case '{':
-	case '[':
-		if (++r->depth > JSON_DEPTH_MAX)
-			return -EINVAL;
-		ret->type = *r->p == '{' ? JSON_OBJECT : JSON_ARRAY;
-		r->p++;
-		k = json_items(r, ret, ret->type == JSON_OBJECT ? '}' : ']');
-		r->depth--;
-		return k;
-	case '"':
-		ret->type = JSON_STRING;
-		return json_string(r, &ret->string);
-	default:
-		break;
-	}
-	if (!strncmp(r->p, "true", 4) || !strncmp(r->p, "false", 5)) {
-		ret->type = JSON_BOOL;
-		ret->number = *r->p == 't';
-		r->p += *r->p == 't' ? 4 : 5;
-		return 0;
-	}
-	if (!strncmp(r->p, "null", 4)) {
-		r->p += 4;
-		return 0;
-	}
-	ret->number = strtod(r->p, &end);
-	if (end == r->p)
-		return -EINVAL;
-	ret->type = JSON_NUMBER;
-	r->p = end;
-	return 0;
-}
-
-static int json_parse(const char *text, struct json *ret)
-{
-	struct json_reader r = {text, 0};
-	int k = json_value(&r, ret);
-
-	skip_space(&r);
-	if (k == 0 && *r.p)
-		k = -EINVAL;
-	if (k < 0)
-		json_free(ret);
-	return k;
-}
-
-static const struct json *json_get(const struct json *object, const char *key)
-{
-	if (object->type != JSON_OBJECT)
+	if (!tok)
 		return NULL;
-	for (size_t i = 0; i < object->count; i++)
-		if (!strcmp(object->keys[i], key))
-			return &object->items[i];
-	return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	v = json_tokener_parse_ex(tok, text, (int)length);
+	if (v && (json_tokener_get_error(tok) != json_tokener_success ||
+		  json_tokener_get_parse_end(tok) != length)) {
+		json_object_put(v);
+		v = NULL;
+	}
+	json_tokener_free(tok);
+	return v;
 }
 
 /* A number member, or NAN if absent. */
-static double json_number(const struct json *object, const char *key)
+static double json_number(struct json_object *object, const char *key)
 {
-	const struct json *v = json_get(object, key);
+	struct json_object *v;
 
-	return v && v->type == JSON_NUMBER ? v->number : NAN;
+	if (!json_object_object_get_ex(object, key, &v) ||
+	    (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)))
+		return NAN;
+	return json_object_get_double(v);
 }
 
-static const char *json_text(const struct json *object, const char *key)
+static const char *json_text(struct json_object *object, const char *key)
 {
-	const struct json *v = json_get(object, key);
+	struct json_object *v;
 
-	return v && v->type == JSON_STRING ? v->string : "-";
+	if (!json_object_object_get_ex(object, key, &v) || !json_object_is_type(v, json_type_string))
+		return "-";
+	return json_object_get_string(v);
 }
 
 /* --- Samples and output ------------------------------------------------------- */
 
 struct sample {
 	char *text;   /* the server's JSON */
-	struct json json;
+	struct json_object *json;
 	int64_t at_ns;
 };
 
@@ -279,7 +95,7 @@ static int64_t monotonic_ns(void)
 static void sample_clear(struct sample *s)
 {
 	free(s->text);
-	json_free(&s->json);
+	json_object_put(s->json);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -302,7 +118,8 @@ static int take_sample(struct pbus_client *client, struct sample *ret)
 		return TOOL_EXIT_FAILURE;
 	}
 	ret->at_ns = monotonic_ns();
-	if (!ret->text || json_parse(ret->text, &ret->json) < 0 || ret->json.type != JSON_OBJECT) {
+	ret->json = ret->text ? json_parse(ret->text) : NULL;
+	if (!ret->json || !json_object_is_type(ret->json, json_type_object)) {
 		tool_error("stat: pbusd sent statistics that are not a JSON object");
 		sample_clear(ret);
 		return TOOL_EXIT_FAILURE;
@@ -329,8 +146,8 @@ static void rate_text(const struct sample *now, const struct sample *before, con
 	buf[0] = 0;
 	if (!before || !before->text)
 		return;
-	a = json_number(&before->json, key);
-	b = json_number(&now->json, key);
+	a = json_number(before->json, key);
+	b = json_number(now->json, key);
 	seconds = (double)(now->at_ns - before->at_ns) / 1e9;
 	if (isnan(a) || isnan(b) || seconds <= 0 || b < a)
 		return;
@@ -342,14 +159,14 @@ static void print_counter(const char *label, const struct sample *now, const str
 {
 	char value[32], rate[48];
 
-	number_text(json_number(&now->json, key), value, sizeof(value));
+	number_text(json_number(now->json, key), value, sizeof(value));
 	rate_text(now, before, key, rate, sizeof(rate));
 	printf("%-15s %s%s\n", label, value, rate);
 }
 
 static void print_table(const struct sample *now, const struct sample *before)
 {
-	const struct json *o = &now->json, *clients = json_get(o, "clients_detail");
+	struct json_object *o = now->json, *clients = NULL;
 	char a[32], b[32], c[32];
 	double uptime = json_number(o, "uptime_s");
 
@@ -373,12 +190,13 @@ static void print_table(const struct sample *now, const struct sample *before)
 	print_counter("bytes in", now, before, "bytes_in");
 	print_counter("bytes out", now, before, "bytes_out");
 	print_counter("errors", now, before, "errors");
-	if (!clients || clients->type != JSON_ARRAY || clients->count == 0)
+	if (!json_object_object_get_ex(o, "clients_detail", &clients) ||
+	    !json_object_is_type(clients, json_type_array) || json_object_array_length(clients) == 0)
 		return;
 	printf("\n%-8s %-6s %-20s %5s %9s %13s %10s\n", "PID", "UID", "NAME", "SUBS", "REQUESTS",
 	       "NOTIFICATIONS", "TX PENDING");
-	for (size_t i = 0; i < clients->count; i++) {
-		const struct json *x = &clients->items[i];
+	for (size_t i = 0; i < json_object_array_length(clients); i++) {
+		struct json_object *x = json_object_array_get_idx(clients, i);
 		char name[64], subs[32], requests[32], notifications[32], pending[32];
 
 		number_text(json_number(x, "pid"), a, sizeof(a));

@@ -136,6 +136,14 @@ def machine_info(build):
     return info
 
 
+def reap(p):
+    """Kill @p (a Popen with a stdout pipe) if it still runs, and close its pipe."""
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+    p.stdout.close()
+
+
 def proc_stat_fields(pid):
     """The fields of /proc/PID/stat after the command (state first), or None."""
     try:
@@ -438,10 +446,7 @@ def kill_mid_write(cfg, variant, target):
             p.kill()
             p.wait()
         finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            p.stdout.close()
+            reap(p)
         return ("claimed p000 as a write does (hold role), stopped itself, SIGKILLed",
                 1, probe(cfg, variant, target, p.pid))
     # parambus: no way to stop a writer inside its write through the public
@@ -462,10 +467,7 @@ def kill_mid_write(cfg, variant, target):
             p.kill()
             p.wait()
         finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            p.stdout.close()
+            reap(p)
         seen = probe(cfg, variant, target, p.pid)
         if seen["held"]:
             return ("wrote p000 flat out (hammer role), SIGKILLed at a random instant until "

@@ -63,6 +63,7 @@ nothing there is a failure.
 Python 3 standard library only.
 """
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -256,10 +257,12 @@ def placement(scenario, procname, cpus, mode, rd):
     return {cpus[0]} if procname in PAIRINGS[k][1][0] else {cpus[1]}
 
 
-def run_once(cfg, variant, scenario, seconds, tmp, rd):
-    """One run of one variant in one scenario: returns its record."""
-    build = cfg.build
-    tag = "%d-%s" % (os.getpid(), variant)
+@contextlib.contextmanager
+def table_of(cfg, variant, tmp):
+    """A fresh table for one run of @variant: yields (target, daemon). The
+    parambus variants get an instance served by a pbusd of their own
+    (daemon), the others a segment made by their binary (daemon None);
+    either is gone afterwards, and a pbusd that complains fails the run."""
     daemon = None
     target = None
     try:
@@ -267,8 +270,22 @@ def run_once(cfg, variant, scenario, seconds, tmp, rd):
             daemon = Daemon(cfg.pbusd, cfg.schema, "bench-%d" % os.getpid(), tmp)
             target = daemon.instance
         else:
-            subprocess.run([binary(build, variant), "create", "pt-" + tag], check=True)
-            target = "pt-" + tag
+            target = "pt-%d-%s" % (os.getpid(), variant)
+            subprocess.run([binary(cfg.build, variant), "create", target], check=True)
+        yield target, daemon
+    finally:
+        if daemon:
+            complaint = daemon.stop()
+            if complaint:
+                raise Failure(complaint)
+        elif target:
+            subprocess.run([binary(cfg.build, variant), "destroy", target], check=False)
+
+
+def run_once(cfg, variant, scenario, seconds, tmp, rd):
+    """One run of one variant in one scenario: returns its record."""
+    build = cfg.build
+    with table_of(cfg, variant, tmp) as (target, daemon):
 
         windows = max(1, int(round(seconds / WINDOW_S)))
         hz = 60 if scenario == "60hz" else 0
@@ -317,13 +334,6 @@ def run_once(cfg, variant, scenario, seconds, tmp, rd):
             if r["errors"]:
                 problems.append("%s %s reported %d failed calls" % (variant, name, r["errors"]))
             results[name] = r
-    finally:
-        if daemon:
-            complaint = daemon.stop()
-            if complaint:
-                raise Failure(complaint)
-        elif target and not variant.startswith("parambus"):
-            subprocess.run([binary(build, variant), "destroy", target], check=False)
 
     dur = windows * WINDOW_S
     capacity = len(used) * dur * CLK_TCK
@@ -500,20 +510,22 @@ def progress_of(path, nwindows):
     return cum[last][0], cum[last][1], windows
 
 
+def kill_left(procs):
+    """Kill and reap what still runs of @procs (records whose second item is
+    the process)."""
+    for entry in procs:
+        if entry[1].poll() is None:
+            entry[1].kill()
+            entry[1].wait()
+
+
 def run_dead(cfg, variant, seconds, tmp):
     """The dead-writer run of one variant: returns its record."""
     build = cfg.build
-    tag = "%d-%s" % (os.getpid(), variant)
-    daemon = target = None
     rec = {"variant": variant, "seconds": seconds, "problems": []}
     procs = []
-    try:
-        if variant.startswith("parambus"):
-            daemon = Daemon(cfg.pbusd, cfg.schema, "bench-%d" % os.getpid(), tmp)
-            target = daemon.instance
-        else:
-            subprocess.run([binary(build, variant), "create", "pt-" + tag], check=True)
-            target = "pt-" + tag
+    with table_of(cfg, variant, tmp) as (target, daemon), contextlib.ExitStack() as reaper:
+        reaper.callback(kill_left, procs)  # blocked for good, if interrupted
         rec["how"], rec["kill_attempts"], rec["claim_at_death"] = kill_mid_write(
             cfg, variant, target)
 
@@ -571,17 +583,6 @@ def run_dead(cfg, variant, seconds, tmp):
             r["state"] = ("blocked" if r["hung"] else "ok" if r["iterations"] > 0
                           else "spinning")
             rec[name] = r
-    finally:
-        for _, p, _, _, _ in procs:  # blocked for good, if interrupted
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        if daemon:
-            complaint = daemon.stop()
-            if complaint:
-                raise Failure(complaint)
-        elif target:
-            subprocess.run([binary(build, variant), "destroy", target], check=False)
     d, w = rec.get("displayer1"), rec.get("randomizer2")
     rec["reads_ok"] = bool(d and d["state"] == "ok")
     rec["writes_ok"] = bool(w and w["state"] == "ok")

@@ -645,18 +645,28 @@ int pbus_client_finish(struct pbus_client *c, int r)
 	return r;
 }
 
+int pbus_client_str_request(struct pbus_client *c, unsigned type, bool may_resend,
+			    struct pbus_proto_str *ret_text)
+{
+	int r = pbus_proto_empty_encode(pbus_client_request_buf(c), type, 0);
+
+	if (r == 0)
+		r = pbus_client_transact(c, 0, may_resend);
+	if (r < 0)
+		return r;
+	if (pbus_proto_str_decode(type + 1, c->reply.data, c->reply.size, ret_text, NULL) < 0)
+		return -EPROTO;
+	return 0;
+}
+
 static int fetch_schema(struct pbus_client *c)
 {
 	struct pbus_schema *schema;
 	struct pbus_proto_str text;
-	int r = pbus_proto_empty_encode(pbus_client_request_buf(c), PBUS_WIRE_SCHEMA_GET, 0);
+	int r = pbus_client_str_request(c, PBUS_WIRE_SCHEMA_GET, false, &text);
 
-	if (r == 0)
-		r = pbus_client_transact(c, 0, false);
 	if (r < 0)
 		return r;
-	if (pbus_proto_str_decode(PBUS_WIRE_SCHEMA, c->reply.data, c->reply.size, &text, NULL) < 0)
-		return -EPROTO;
 	r = pbus_schema_parse(text.s, text.length, "pbusd", NULL, 0, &schema);
 	if (r < 0)
 		return r == -ENOMEM ? r : -EPROTO;

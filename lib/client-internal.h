@@ -187,5 +187,10 @@ int pbus_client_transact(struct pbus_client *c, uint32_t subscription, bool may_
 struct pbus_wire_buf *pbus_client_request_buf(struct pbus_client *c);
 int pbus_client_finish(struct pbus_client *c, int r);
 int pbus_client_first_connect(struct pbus_client *c);
+/* A request of @type with an empty body whose reply is one str (SCHEMA_GET,
+ * STATS_GET): 0 with *ret_text in the reply buffer (valid until the next
+ * request), or pbus_client_transact()'s error, or -EPROTO. */
+int pbus_client_str_request(struct pbus_client *c, unsigned type, bool may_resend,
+			    struct pbus_proto_str *ret_text);
 
 #endif

@@ -92,7 +92,7 @@ int pbus_client_deliver(struct pbus_client *c)
 			for (uint32_t i = 0; i < count; i++) {
 				struct pbus_wire_value v;
 
-				pbus_proto_values_next(&record, &v);
+				pbus_proto_values_next(&record, frame + length, &v);
 				c->values[i] = (struct pbus_client_value){
 					.index = v.index, .status = v.status,
 					.timestamp_ns = v.timestamp_ns, .seq = v.seq,

@@ -213,7 +213,7 @@ int pbus_client_get(struct pbus_client *client, const uint32_t *indexes, size_t 
 	for (size_t i = 0; i < count; i++) {
 		struct pbus_wire_value v;
 
-		pbus_proto_values_next(&record, &v);
+		pbus_proto_values_next(&record, m.end, &v);
 		if (v.index != indexes[i])
 			return pbus_client_finish(c, -EPROTO);
 		values[i] = (struct pbus_client_value){
@@ -264,14 +264,10 @@ int pbus_client_set(struct pbus_client *client, struct pbus_write *writes, size_
 static int stats_request(struct pbus_client *client, const char **ret_json, uint32_t *ret_length)
 {
 	struct pbus_proto_str json;
-	int r = pbus_proto_empty_encode(pbus_client_request_buf(client), PBUS_WIRE_STATS_GET, 0);
+	int r = pbus_client_str_request(client, PBUS_WIRE_STATS_GET, true, &json);
 
-	if (r == 0)
-		r = pbus_client_transact(client, 0, true);
 	if (r < 0)
 		return r;
-	if (pbus_proto_str_decode(PBUS_WIRE_STATS, client->reply.data, client->reply.size, &json, NULL) < 0)
-		return -EPROTO;
 	*ret_json = json.s;
 	*ret_length = json.length;
 	return 0;

@@ -145,20 +145,17 @@ struct pbus_proto_values {
 int pbus_proto_values_decode(unsigned type, const void *body, size_t n, uint32_t param_count,
 			     struct pbus_proto_values *m, char *why);
 
-/* The record at *@cursor (start: m->records), which moves past it. Only
- * for a decoded message: its records are known to be whole. */
-static inline void pbus_proto_values_next(const unsigned char **cursor, struct pbus_wire_value *v)
+/* The record at *@cursor (start: m->records; the records end at @end),
+ * which moves past it. Only for a decoded message: its records are known
+ * to be whole. */
+static inline void pbus_proto_values_next(const unsigned char **cursor, const unsigned char *end,
+					  struct pbus_wire_value *v)
 {
 	struct pbus_wire_reader r;
 
-	pbus_wire_reader_init(&r, *cursor, PBUS_WIRE_VALUE_HEAD);
-	v->index = pbus_wire_get_u32(&r);
-	v->status = pbus_wire_get_u32(&r);
-	v->timestamp_ns = pbus_wire_get_u64(&r);
-	v->seq = pbus_wire_get_u64(&r);
-	v->length = pbus_wire_get_u32(&r);
-	v->value = *cursor + PBUS_WIRE_VALUE_HEAD;
-	*cursor += PBUS_WIRE_VALUE_HEAD + v->length;
+	pbus_wire_reader_init(&r, *cursor, (size_t)(end - *cursor));
+	pbus_wire_get_value(&r, v);
+	*cursor = r.p;
 }
 
 /* --- SET and SET_REPLY (§3.3) -------------------------------------------------- */

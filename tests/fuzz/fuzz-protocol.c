@@ -61,7 +61,7 @@ static void decode_values(const struct pbus_wire_header *h, const unsigned char 
 	for (uint32_t k = 0; k < m.count; k++) {
 		struct pbus_wire_value v;
 
-		pbus_proto_values_next(&record, &v);
+		pbus_proto_values_next(&record, m.end, &v);
 		if (record > m.end)
 			abort();
 		pbus_wire_value(&out, v.index, v.status, v.timestamp_ns, v.seq, v.value, v.length);

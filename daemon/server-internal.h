@@ -45,6 +45,11 @@
 #define CLIENT_SNDBUF (16 << 10)
 #define REPLY_BACKLOG_MAX (4u << 20) /* a client that stops reading is closed */
 #define ACK_TIMEOUT_NS (10LL * 1000000000) /* a save that never comes: EIO */
+/* Replies held behind SET replies that wait for a save (see struct
+ * client's held): beyond either bound, the client's next requests wait in
+ * its socket until the saves come. */
+#define HELD_REPLIES_MAX (1u << 20)
+#define PENDING_ACKS_MAX 256u
 #define FRAME_TIMEOUT_MS_DEFAULT 10000 /* a HELLO, or the rest of a frame begun */
 #define RESERVED_CLIENTS_DEFAULT 8
 /* A SET whose parameter another live writer holds is tried again after
@@ -68,12 +73,17 @@ struct subscription {
 	uint64_t *last_seq;      /* per position: the version last looked at */
 	bool any_pending, initial;
 	int64_t next_allowed_ns; /* CLOCK_MONOTONIC */
+	/* Its SUBSCRIBED reply was held (struct client's held) and ends at
+	 * this point of the held stream: no NOTIFY before it has gone (0: not
+	 * held). */
+	uint64_t replied_at;
 	struct subscription *next;
 };
 
 /* A SET reply held until the state file has the values. */
 struct pending_ack {
 	uint32_t id;
+	uint64_t held_from;      /* where in the client's held stream the replies after it begin */
 	int64_t deadline_ns;
 	size_t count;
 	uint32_t *indexes;
@@ -119,9 +129,18 @@ struct client {
 	struct pbus_wire_buf tx;
 	struct subscription *subs;
 	uint32_t sub_count, next_sub_id;
-	struct pending_ack *acks, **acks_tail;
+	/* SET replies waiting for a save, oldest first. Replies keep the order
+	 * of the requests (docs/socket-protocol.md §3): while one waits, the
+	 * replies to the client's later requests are held in @held (a stream:
+	 * @held_base bytes of it have gone to @tx so far), each ack marking
+	 * where the replies after it begin. Notifications do not wait, except
+ * those of a subscription whose SUBSCRIBED is held (its replied_at). */
+	struct pending_ack *acks, *last_ack;
+	uint32_t ack_count;
+	struct pbus_wire_buf held;
+	uint64_t held_base;
 	struct parked_set *parked; /* a SET waiting for a busy parameter */
-	int64_t parked_since_ns;
+	int64_t paused_since_ns;   /* since when client_paused() (0: not) */
 	uint64_t requests, notifications;
 	struct client *next;
 };
@@ -195,8 +214,25 @@ struct server {
 /* server.c */
 void client_free(struct server *s, struct client *c);
 void client_update_events(struct server *s, struct client *c);
+/* An ERROR into @b (its send buffer, or where reply_buf() says). */
+void send_error_to(struct server *s, struct client *c, struct pbus_wire_buf *b, uint32_t id, int code,
+		   const char *message);
 void send_error(struct server *s, struct client *c, uint32_t id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* Where a reply to @c goes now: its send buffer, or held behind a SET reply
+ * that waits for a save. */
+static inline struct pbus_wire_buf *reply_buf(struct client *c)
+{
+	return c->acks ? &c->held : &c->tx;
+}
+
+/* The client's requests wait in its socket: a SET of it is parked, or too
+ * much is held behind SET replies that wait for a save. */
+static inline bool client_paused(const struct client *c)
+{
+	return c->parked || c->ack_count >= PENDING_ACKS_MAX || c->held.size > HELD_REPLIES_MAX;
+}
+
 /* A protocol violation: an ERROR, then the connection is closed. */
 void reject(struct server *s, struct client *c, uint32_t id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));

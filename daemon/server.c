@@ -51,6 +51,7 @@ void client_free(struct server *s, struct client *c)
 	pbus_frame_in_free(&c->rx);
 	free(c->groups);
 	pbus_wire_buf_free(&c->tx);
+	pbus_wire_buf_free(&c->held);
 	for (struct client **p = &s->clients; *p; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
@@ -62,12 +63,13 @@ void client_free(struct server *s, struct client *c)
 		update_watch_set(s);
 }
 
-/* Ask epoll for what the client needs now: its requests, unless a SET of
- * it is parked (its next requests wait in the socket); room to send, only
- * while something waits to be sent. */
+/* Ask epoll for what the client needs now: its requests, unless it is
+ * paused (a SET of it parked, or too much held behind unsaved SETs: its
+ * next requests wait in the socket); room to send, only while something
+ * waits to be sent. */
 void client_update_events(struct server *s, struct client *c)
 {
-	uint32_t events = (c->parked ? 0 : EPOLLIN) | (c->tx.size ? EPOLLOUT : 0);
+	uint32_t events = (client_paused(c) ? 0 : EPOLLIN) | (c->tx.size ? EPOLLOUT : 0);
 	struct epoll_event ev = {.events = events, .data.ptr = c};
 
 	if (events == c->events || !c->in_epoll)
@@ -96,6 +98,14 @@ static int client_flush(struct server *s, struct client *c)
 	return 0;
 }
 
+void send_error_to(struct server *s, struct client *c, struct pbus_wire_buf *b, uint32_t id, int code,
+		   const char *message)
+{
+	s->errors++;
+	pbus_proto_error_encode(b, id, code, message);
+	log_msg(LOG_DEBUG, "server: client %d (%s): error %d: %s", (int)c->pid, c->name, code, message);
+}
+
 void send_error(struct server *s, struct client *c, uint32_t id, int code, const char *fmt, ...)
 {
 	char message[256];
@@ -104,13 +114,12 @@ void send_error(struct server *s, struct client *c, uint32_t id, int code, const
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	s->errors++;
-	pbus_proto_error_encode(&c->tx, id, code, message);
-	log_msg(LOG_DEBUG, "server: client %d (%s): error %d: %s", (int)c->pid, c->name, code, message);
+	send_error_to(s, c, reply_buf(c), id, code, message);
 }
 
 /* A protocol violation: an ERROR, then the connection is closed (after the
- * ERROR went out, as far as the socket takes it). */
+ * ERROR went out, as far as the socket takes it). The ERROR goes out at
+ * once, before any reply held behind an unsaved SET: the connection ends. */
 void reject(struct server *s, struct client *c, uint32_t id, int code, const char *fmt, ...)
 {
 	char message[256];
@@ -119,7 +128,7 @@ void reject(struct server *s, struct client *c, uint32_t id, int code, const cha
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	send_error(s, c, id, code, "%s", message);
+	send_error_to(s, c, &c->tx, id, code, message);
 	log_msg(LOG_INFO, "server: closing client %d (%s): %s", (int)c->pid, c->name, message);
 	c->closing = true;
 }
@@ -148,7 +157,7 @@ static void handle_hello(struct server *s, struct client *c, uint32_t id, const 
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	c->hello_done = true;
-	pbus_proto_hello_reply_encode(&c->tx, id,
+	pbus_proto_hello_reply_encode(reply_buf(c), id,
 				      &(struct pbus_proto_hello_reply){
 					      .version = PBUS_WIRE_VERSION,
 					      .schema_hash = ours,
@@ -167,6 +176,7 @@ static void handle_get(struct server *s, struct client *c, uint32_t id, const vo
 {
 	char why[PBUS_PROTO_WHY_MAX];
 	struct pbus_proto_indexes l;
+	struct pbus_wire_buf *b = reply_buf(c);
 	uint32_t count;
 	size_t start;
 
@@ -183,14 +193,14 @@ static void handle_get(struct server *s, struct client *c, uint32_t id, const vo
 			return send_error(s, c, id, -EACCES, "parameter %u ('%s') is not readable (noRead)",
 					  i, s->schema->params[i].name);
 	}
-	start = pbus_proto_values_begin(&c->tx, PBUS_WIRE_VALUES, id, 0);
+	start = pbus_proto_values_begin(b, PBUS_WIRE_VALUES, id, 0);
 	for (uint32_t k = 0; k < count; k++)
-		append_value(s, &c->tx, pbus_proto_index(&l, k), NULL, NULL);
-	if (!c->tx.failed && c->tx.size - start > s->max_frame) {
-		pbus_wire_cancel(&c->tx, start);
+		append_value(s, b, pbus_proto_index(&l, k), NULL, NULL);
+	if (!b->failed && b->size - start > s->max_frame) {
+		pbus_wire_cancel(b, start);
 		send_error(s, c, id, -EMSGSIZE, "the %u values take more than the frame limit of %u bytes; "
 			   "ask for fewer at a time", count, s->max_frame);
-	} else if (pbus_proto_values_end(&c->tx, PBUS_WIRE_VALUES, start, count) < 0) {
+	} else if (pbus_proto_values_end(b, PBUS_WIRE_VALUES, start, count) < 0) {
 		send_error(s, c, id, -ENOMEM, "out of memory");
 	}
 }
@@ -242,7 +252,7 @@ static void handle_stats(struct server *s, struct client *c, uint32_t id)
 	if (json.failed) {
 		send_error(s, c, id, -ENOMEM, "out of memory");
 	} else {
-		pbus_proto_str_encode(&c->tx, PBUS_WIRE_STATS, id, (const char *)json.data, json.size);
+		pbus_proto_str_encode(reply_buf(c), PBUS_WIRE_STATS, id, (const char *)json.data, json.size);
 	}
 	pbus_wire_buf_free(&json);
 }
@@ -265,7 +275,7 @@ static void handle_frame(struct server *s, struct client *c, const struct pbus_w
 	case PBUS_WIRE_SCHEMA_GET:
 		if (pbus_proto_empty_decode(PBUS_WIRE_SCHEMA_GET, n, why) < 0)
 			return reject(s, c, h->id, -EPROTO, "%s", why);
-		pbus_proto_str_encode(&c->tx, PBUS_WIRE_SCHEMA, h->id, s->schema_text, s->schema_length);
+		pbus_proto_str_encode(reply_buf(c), PBUS_WIRE_SCHEMA, h->id, s->schema_text, s->schema_length);
 		return;
 	case PBUS_WIRE_GET: return handle_get(s, c, h->id, body, n);
 	case PBUS_WIRE_SET: return handle_set(s, c, h->id, body, n);
@@ -276,7 +286,7 @@ static void handle_frame(struct server *s, struct client *c, const struct pbus_w
 			return reject(s, c, h->id, -EPROTO, "%s", why);
 		return handle_stats(s, c, h->id);
 	case PBUS_WIRE_PING:
-		pbus_proto_bytes_encode(&c->tx, PBUS_WIRE_PONG, h->id, body, n);
+		pbus_proto_bytes_encode(reply_buf(c), PBUS_WIRE_PONG, h->id, body, n);
 		return;
 	default:
 		return reject(s, c, h->id, -EPROTO, "%s is not a request", pbus_wire_type_name(h->type));
@@ -284,12 +294,12 @@ static void handle_frame(struct server *s, struct client *c, const struct pbus_w
 }
 
 /* Handle the complete frames in the client's receive buffer, in order,
- * until none is left, the client is closing or one of its SETs is parked. */
+ * until none is left, the client is closing or paused (client_paused()). */
 static void client_process(struct server *s, struct client *c)
 {
 	bool took = false;
 
-	while (!c->closing && !c->parked) {
+	while (!c->closing && !client_paused(c)) {
 		struct pbus_wire_header h;
 		const unsigned char *body;
 		char why[PBUS_PROTO_WHY_MAX];
@@ -310,6 +320,8 @@ static void client_process(struct server *s, struct client *c)
 			c->tx.size = 0;
 		}
 	}
+	if (client_paused(c) && !c->paused_since_ns)
+		c->paused_since_ns = pbus_monotonic_ns();
 	/* A frame begun owes its rest from its first byte on (a client that
 	 * trickles a byte at a time gains nothing). */
 	if (pbus_frame_in_pending(&c->rx) && (took || !c->owes_by_ns))
@@ -321,9 +333,10 @@ static void client_process(struct server *s, struct client *c)
 /* Read what the client sent and handle every complete frame. */
 void client_read(struct server *s, struct client *c)
 {
-	if (c->parked) {
-		/* Not asked for its requests: only a hang-up brings us here. The
-		 * parked SET is still done, the requests after it read then. */
+	if (client_paused(c)) {
+		/* Not asked for its requests: only a hang-up brings us here. A
+		 * parked SET is still done, a held reply still sent, and the
+		 * requests after them read then. */
 		if (c->in_epoll) {
 			epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 			c->in_epoll = false;
@@ -357,22 +370,22 @@ void client_read(struct server *s, struct client *c)
 		client_process(s, c);
 		/* Less than asked for: the socket is empty now (level-triggered
 		 * epoll reports more), so spare the recv() that says EAGAIN. */
-		if (c->closing || c->parked || (size_t)n < room)
+		if (c->closing || client_paused(c) || (size_t)n < room)
 			return;
 	}
 }
 
-/* A parked SET is done: the client's requests flow again, the ones it
- * sent meanwhile first. The time parked does not count against a frame it
- * had begun (it was not read meanwhile). */
-static void client_unpark(struct server *s, struct client *c, int64_t now)
+/* The client is no longer paused (its parked SET is done, or its held
+ * replies went out): its requests flow again, the ones it sent meanwhile
+ * first. The time paused does not count against a frame it had begun (it
+ * was not read meanwhile). */
+static void client_resume(struct server *s, struct client *c, int64_t now)
 {
-	free_parked(c->parked);
-	c->parked = NULL;
 	if (c->owes_by_ns)
-		c->owes_by_ns += now - c->parked_since_ns;
+		c->owes_by_ns += now - c->paused_since_ns;
+	c->paused_since_ns = 0;
 	client_process(s, c);
-	if (c->parked || c->closing)
+	if (client_paused(c) || c->closing)
 		return;
 	if (!c->in_epoll) {
 		/* It hung up meanwhile: what it sent before is still read. */
@@ -396,7 +409,6 @@ struct client *client_new(struct server *s, int fd, const struct ucred *cred)
 	c->uid = cred->uid;
 	c->gid = cred->gid;
 	c->privileged = cred->uid == 0 || cred->uid == geteuid();
-	c->acks_tail = &c->acks;
 	c->owes_by_ns = pbus_monotonic_ns() + s->frame_timeout_ns; /* its HELLO */
 	snprintf(c->name, sizeof(c->name), "pid %d", (int)cred->pid);
 	read_groups(c);
@@ -458,16 +470,22 @@ void service_clients(struct server *s)
 		}
 		/* A parked SET: tried again when due; meanwhile the client's next
 		 * frames are not read, so they cannot be late. */
-		if (!c->closing && c->parked && now >= c->parked->next_ns && retry_parked(s, c, now))
-			client_unpark(s, c, now);
+		if (!c->closing && c->parked && now >= c->parked->next_ns && retry_parked(s, c, now)) {
+			free_parked(c->parked);
+			c->parked = NULL;
+			if (!client_paused(c))
+				client_resume(s, c, now);
+		}
 		if (!c->closing && c->parked && (!earliest || c->parked->next_ns < earliest))
 			earliest = c->parked->next_ns;
-		if (!c->closing && !c->parked && c->owes_by_ns && now >= c->owes_by_ns)
+		if (!c->closing && !client_paused(c) && c->owes_by_ns && now >= c->owes_by_ns)
 			client_late(s, c);
 		if (!c->closing) {
-			if (!c->parked && c->owes_by_ns && (!earliest || c->owes_by_ns < earliest))
+			if (!client_paused(c) && c->owes_by_ns && (!earliest || c->owes_by_ns < earliest))
 				earliest = c->owes_by_ns;
 			check_acks(s, c, now);
+			if (c->paused_since_ns && !client_paused(c))
+				client_resume(s, c, now);
 			if (c->acks && (!earliest || c->acks->deadline_ns < earliest))
 				earliest = c->acks->deadline_ns;
 			at = notify_client(s, c, now);

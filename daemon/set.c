@@ -28,15 +28,17 @@ void free_parked(struct parked_set *p)
 static void send_set_reply(struct client *c, uint32_t id, int result, size_t count,
 			   const int32_t *results, const uint64_t *seqs)
 {
-	pbus_proto_set_reply_encode(&c->tx, id, result, count, results, seqs);
+	pbus_proto_set_reply_encode(reply_buf(c), id, result, count, results, seqs);
 }
 
-/* Send the acknowledgements whose values are on disk (or overdue). */
+/* Send the acknowledgements whose values are on disk (or overdue), each
+ * followed by the replies held behind it. */
 void check_acks(struct server *s, struct client *c, int64_t now)
 {
 	while (c->acks) {
 		struct pending_ack *a = c->acks;
 		bool saved = true;
+		size_t held;
 
 		for (size_t k = 0; k < a->count && saved; k++)
 			saved = !a->wait_seqs[k] ||
@@ -44,15 +46,25 @@ void check_acks(struct server *s, struct client *c, int64_t now)
 		if (!saved && now < a->deadline_ns)
 			break; /* replies stay in order: later ones wait too */
 		if (saved) {
-			send_set_reply(c, a->id, 0, a->count, a->results, a->seqs);
+			pbus_proto_set_reply_encode(&c->tx, a->id, 0, a->count, a->results, a->seqs);
 		} else {
 			log_msg(LOG_ERROR, "server: a write by client %d was not saved within %lld s",
 				(int)c->pid, ACK_TIMEOUT_NS / 1000000000);
-			send_error(s, c, a->id, -EIO, "the values were written but could not be saved");
+			send_error_to(s, c, &c->tx, a->id, -EIO,
+				      "the values were written but could not be saved");
 		}
+		/* The replies to the requests between this SET and the next
+		 * waiting one (or all that are held, if none waits). */
+		held = a->next ? (size_t)(a->next->held_from - c->held_base) : c->held.size;
+		if (held > c->held.size)
+			held = c->held.size; /* cannot be; an allocation failure dropped replies */
+		pbus_wire_bytes(&c->tx, c->held.data, held);
+		pbus_wire_buf_consume(&c->held, held);
+		c->held_base += held;
 		c->acks = a->next;
 		if (!c->acks)
-			c->acks_tail = &c->acks;
+			c->last_ack = NULL;
+		c->ack_count--;
 		free_ack(a);
 	}
 }
@@ -120,8 +132,13 @@ static void finish_set(struct server *s, struct client *c, uint32_t id, const st
 		if (pbus_param_flags(s->params[writes[k].index]) & PBUS_PARAM_PERSISTENT)
 			ack->wait_seqs[k] = seqs[k];
 	}
-	*c->acks_tail = ack;
-	c->acks_tail = &ack->next;
+	ack->held_from = c->held_base + c->held.size;
+	if (c->last_ack)
+		c->last_ack->next = ack;
+	else
+		c->acks = ack;
+	c->last_ack = ack;
+	c->ack_count++;
 	check_acks(s, c, pbus_monotonic_ns());
 }
 
@@ -157,7 +174,7 @@ static void park_set(struct server *s, struct client *c, uint32_t id, const stru
 	p->next_ns = now + BUSY_RETRY_FIRST_NS;
 	p->delay_ns = 2 * BUSY_RETRY_FIRST_NS;
 	c->parked = p;
-	c->parked_since_ns = now;
+	c->paused_since_ns = now;
 	client_update_events(s, c); /* its next requests wait in the socket */
 }
 

@@ -117,7 +117,11 @@ int64_t notify_client(struct server *s, struct client *c, int64_t now)
 		return 0;
 
 	for (struct subscription *sub = c->subs; sub; sub = sub->next) {
-		int64_t at = notify(s, c, sub, now);
+		int64_t at;
+
+		if (sub->replied_at > c->held_base)
+			continue; /* its SUBSCRIBED is still held: check_acks() comes back */
+		at = notify(s, c, sub, now);
 
 		if (at && (!earliest || at < earliest))
 			earliest = at;
@@ -239,7 +243,9 @@ void handle_subscribe(struct server *s, struct client *c, uint32_t id, const voi
 	sub->next = c->subs;
 	c->subs = sub;
 	c->sub_count++;
-	pbus_proto_u32_encode(&c->tx, PBUS_WIRE_SUBSCRIBED, id, sub->id);
+	pbus_proto_u32_encode(reply_buf(c), PBUS_WIRE_SUBSCRIBED, id, sub->id);
+	if (c->acks)
+		sub->replied_at = c->held_base + c->held.size;
 	update_watch_set(s);
 	/* The first NOTIFY, with every current value, follows the reply once
 	 * that has gone out (service_clients()). */
@@ -263,7 +269,7 @@ void handle_unsubscribe(struct server *s, struct client *c, uint32_t id, const v
 		*p = sub->next;
 		free_subscription(sub);
 		c->sub_count--;
-		pbus_proto_empty_encode(&c->tx, PBUS_WIRE_UNSUBSCRIBED, id);
+		pbus_proto_empty_encode(reply_buf(c), PBUS_WIRE_UNSUBSCRIBED, id);
 		update_watch_set(s);
 		return;
 	}

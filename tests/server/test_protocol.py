@@ -847,6 +847,66 @@ def set_unsaved(ctx):
         d.stop()
 
 
+@needs_server
+def replies_in_order_behind_a_save(ctx):
+    """§3, §3.3: replies come in the order of the requests even while a
+    persistent SET waits for its save: a PING, a GET, a non-persistent SET
+    and a SUBSCRIBE sent right behind it are answered after its SET_REPLY,
+    and the subscription's first NOTIFY comes after its SUBSCRIBED."""
+    with ctx.connect() as c:
+        for rnd in range(3):
+            ids = [c.send(P.SET, {"writes": [{"index": i, "value": v} for i, v in
+                                             [ctx.w("ramp_ms", 500 + rnd)]]}),
+                   c.send(P.PING, {"data": b"behind the save"}),
+                   c.send(P.GET, {"indexes": [ctx.schema.index("ramp_ms")]}),
+                   c.send(P.SET, {"writes": [{"index": i, "value": v} for i, v in
+                                             [ctx.w("trim", rnd)]]}),
+                   c.send(P.SUBSCRIBE, {"indexes": [ctx.schema.index("trim")], "min_interval_us": 0,
+                                        "deadband": 0.0}),
+                   c.send(P.SET, {"writes": [{"index": i, "value": v} for i, v in
+                                             [ctx.w("label", f"order {rnd}")]]}),
+                   c.send(P.PING, {"data": b"last"})]
+            want = [P.SET_REPLY, P.PONG, P.VALUES, P.SET_REPLY, P.SUBSCRIBED, P.SET_REPLY, P.PONG]
+            got, notified_before_subscribed, sub = [], False, None
+            while len(got) < len(ids):
+                f = read_frame(c, f"round {rnd}: reply {len(got) + 1} of {len(ids)}")
+                if f.type == P.NOTIFY:
+                    if sub is None or f.decode()["subscription"] == sub:
+                        notified_before_subscribed = True
+                    continue
+                got.append((f.id, f.type))
+                if f.type == P.SUBSCRIBED:
+                    sub = f.decode()["subscription"]
+            check(got == list(zip(ids, want)),
+                  f"round {rnd}: replies {[(i, P.NAMES.get(t, t)) for i, t in got]}, expected "
+                  f"{[(i, P.NAMES.get(t, t)) for i, t in zip(ids, want)]}")
+            check(not notified_before_subscribed, f"round {rnd}: a NOTIFY of the new subscription "
+                                                  f"came before its SUBSCRIBED")
+            check(ctx.value(c.get([ctx.schema.index("ramp_ms")])[0]) == 500 + rnd, "ramp_ms after the round")
+            c.unsubscribe(sub)
+        # More SETs waiting for a save than the server holds (256): it reads
+        # no further until saves come, and every reply still comes, in order.
+        idx = ctx.schema.index("ramp_ms")
+        frames, expect = [], []
+        for k in range(400):
+            frames.append(P.encode_message(P.SET, 10000 + 2 * k,
+                                           {"writes": [{"index": idx, "value": ctx.w("ramp_ms", k)[1]}]}))
+            frames.append(P.encode_message(P.PING, 10001 + 2 * k, {"data": b"%d" % k}))
+            expect += [(10000 + 2 * k, P.SET_REPLY), (10001 + 2 * k, P.PONG)]
+        c.send_bytes(b"".join(frames))
+        got = []
+        while len(got) < len(expect):
+            f = read_frame(c, f"burst: reply {len(got) + 1} of {len(expect)}", timeout=20)
+            if f.type == P.NOTIFY:
+                continue
+            got.append((f.id, f.type))
+            if f.type == P.SET_REPLY:
+                check(f.decode()["result"] == 0, f"burst: SET {f.id} refused: {f.decode()}")
+        bad = [k for k in range(len(got)) if got[k] != expect[k]]
+        check(not bad, f"burst: reply {bad[:1]} out of order: {got[bad[0]] if bad else ''}")
+        check(ctx.value(c.get([idx])[0]) == 399, "ramp_ms after the burst")
+
+
 def subscribe_wait_initial(c, indexes, what, **kw):
     sub = c.subscribe(indexes, **kw)
     check(sub != 0, f"{what}: subscription id 0")

@@ -66,8 +66,10 @@ int pbus_param_read(const struct pbus_param *param, void *buf, size_t size,
 		sample.length = __atomic_load_n(&ch->length, PBUS_DATA_LOAD_ORDER_);
 		sample.seq = s1;
 		/* A length read from a copy being rewritten may be anything: bound
-		 * it before it is used; the version check below rejects it. */
-		if (sample.length > param->value_size_)
+		 * it before it is used; the version check below rejects it. A
+		 * scalar's length is its size whatever the copy holds, as the
+		 * inline getters read it (docs/segment-format.md §2.8). */
+		if (sample.length > param->value_size_ || pbus_type_is_scalar(param->type_))
 			sample.length = param->value_size_;
 		if (sample.length <= size) {
 			/* Whole words with a fixed-size copy (a memcpy() of a

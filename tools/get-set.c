@@ -30,7 +30,8 @@ enum { ECHO_LIMIT = 40 }; /* bytes of a value repeated in an error message */
 
 /* --- get ----------------------------------------------------------------- */
 
-static void print_json_entry(const struct pbus_param *param, const struct tool_value *value)
+static void print_json_entry(const struct pbus_view *view, const struct pbus_param *param,
+			     const struct tool_value *value)
 {
 	struct pbus_param_info info;
 	char time_text[64];
@@ -38,7 +39,7 @@ static void print_json_entry(const struct pbus_param *param, const struct tool_v
 	pbus_param_describe(param, &info);
 	tool_json_string(stdout, info.name, strlen(info.name));
 	fputs(": {\"value\": ", stdout);
-	tool_json_value(stdout, param, value->data, value->sample.length);
+	tool_json_value(stdout, view, info.index, value->data, value->sample.length);
 	fputs(", \"unit\": ", stdout);
 	tool_json_string(stdout, info.unit, strlen(info.unit));
 	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
@@ -48,12 +49,14 @@ static void print_json_entry(const struct pbus_param *param, const struct tool_v
 	       (unsigned long long)value->sample.seq);
 }
 
-static void print_plain_entry(const struct pbus_param *param, const struct tool_value *value,
-			      bool verbose)
+static void print_plain_entry(const struct pbus_view *view, const struct pbus_param *param,
+			      const struct tool_value *value, bool verbose)
 {
-	char *text = tool_value_text(param, value->data, value->sample.length);
 	struct pbus_param_info info;
-	char time_text[64];
+	char *text, time_text[64];
+
+	pbus_param_describe(param, &info);
+	text = tool_value_text(view, info.index, value->data, value->sample.length);
 
 	if (!verbose) {
 		tool_print_escaped(stdout, text ? text : "");
@@ -61,7 +64,6 @@ static void print_plain_entry(const struct pbus_param *param, const struct tool_
 		free(text);
 		return;
 	}
-	pbus_param_describe(param, &info);
 	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
 	printf("%s=", info.name);
 	tool_print_escaped(stdout, text ? text : "");
@@ -126,9 +128,9 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 			status = TOOL_EXIT_FAILURE;
 		} else if (json) {
 			fputs(i ? ",\n " : "\n ", stdout);
-			print_json_entry(params[i], &value);
+			print_json_entry(pbus_table_view(table), params[i], &value);
 		} else {
-			print_plain_entry(params[i], &value, verbose);
+			print_plain_entry(pbus_table_view(table), params[i], &value, verbose);
 		}
 		tool_value_clear(&value);
 	}
@@ -162,9 +164,9 @@ const struct tool_command tool_command_get = {
 struct assignment {
 	char *name;        /* points into the argument, '=' replaced by NUL */
 	const char *text;  /* the value's text */
-	/* Direct: the table's parameter. Through pbusd: the client and index. */
+	/* The schema view (the table's or the client's); direct: the parameter. */
+	const struct pbus_view *view;
 	const struct pbus_param *param;
-	const struct pbus_client *client;
 	struct pbus_param_info info;
 	unsigned char *buf;
 	size_t length;
@@ -216,11 +218,7 @@ static int refuse(const struct assignment *a, int negative_errno)
 	default:
 		break;
 	}
-	if (a->param)
-		tool_parse_error_text(a->param, negative_errno, problem, sizeof(problem));
-	else
-		tool_client_parse_error_text(a->client, a->info.index, negative_errno, problem,
-					     sizeof(problem));
+	tool_parse_error_text(a->view, a->info.index, negative_errno, problem, sizeof(problem));
 	echo_text(a->text, echo, sizeof(echo));
 	tool_error("set %s=%s: %s", a->name, echo, problem);
 	return TOOL_EXIT_FAILURE;
@@ -239,11 +237,7 @@ static int prepare(struct assignment *a)
 		tool_error("out of memory");
 		return TOOL_EXIT_FAILURE;
 	}
-	if (a->param)
-		r = pbus_param_parse(a->param, a->text, a->buf, a->info.value_size, &a->length);
-	else
-		r = pbus_client_parse(a->client, a->info.index, a->text, a->buf, a->info.value_size,
-				      &a->length);
+	r = pbus_view_parse(a->view, a->info.index, a->text, a->buf, a->info.value_size, &a->length);
 	return r < 0 ? refuse(a, r) : TOOL_EXIT_OK;
 }
 
@@ -331,6 +325,7 @@ static int set_direct(struct tool_context *context, struct assignment *as, int c
 			status = TOOL_EXIT_FAILURE;
 			break;
 		}
+		a->view = pbus_table_view(table);
 		pbus_param_describe(a->param, &a->info);
 		status = prepare(a);
 	}
@@ -355,13 +350,13 @@ static int set_through_server(struct tool_context *context, struct assignment *a
 		struct assignment *a = &as[i];
 		uint32_t index;
 
-		a->client = client;
-		if (pbus_client_find(client, a->name, &index) < 0) {
+		a->view = pbus_client_view(client);
+		if (pbus_view_find(a->view, a->name, &index) < 0) {
 			tool_error("unknown parameter '%s'", a->name);
 			status = TOOL_EXIT_FAILURE;
 			break;
 		}
-		pbus_client_describe(client, index, &a->info);
+		pbus_view_describe(a->view, index, &a->info);
 		status = prepare(a);
 		/* The protocol refuses an index twice in one batch: the last
 		 * value of a name is the one that stays, so only it is sent. */

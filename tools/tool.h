@@ -150,33 +150,29 @@ struct tool_value {
 int tool_value_read(const struct pbus_param *param, struct tool_value *ret_value);
 void tool_value_clear(struct tool_value *value);
 
-/* The value as text (pbus_param_format), malloc'd; NULL only when out of
- * memory. */
-char *tool_value_text(const struct pbus_param *param, const void *data, size_t length);
+/* A value of parameter @index of @view (a table's or a client's) as text
+ * (pbus_view_format), malloc'd; NULL only when out of memory. */
+char *tool_value_text(const struct pbus_view *view, uint32_t index, const void *data,
+		      size_t length);
 
 /* A limit (min or max) of @param as text, per its (element) type. */
 void tool_number_text(unsigned type, union pbus_number number, char *buf, size_t size);
 
-/* "[0 … 30 V]"-style description of the limits, "" if it has none. */
-void tool_limits_text(const struct pbus_param *param, char *buf, size_t size);
-
-/* The same for a parameter described by @info (a table's or a client's). */
-void tool_limits_text_info(const struct pbus_param_info *info, char *buf, size_t size);
+/* "0 … 30 V"-style description of the limits of the parameter described
+ * by @info (a table's or a client's), "" if it has none. */
+void tool_limits_text(const struct pbus_param_info *info, char *buf, size_t size);
 
 /* "ro,persistent" or "-". */
 void tool_flags_text(unsigned flags, char *buf, size_t size);
 
 /*
- * Why @text is not a valid value of @param, given the -errno that
- * pbus_param_parse() returned: "value out of range (0 … 30 V)", "not a bool
- * (true/false)", "too long (at most 8 bytes)" ...
+ * Why a text is not a valid value of parameter @index of @view (a table's
+ * or a client's), given the -errno that pbus_view_parse() returned: "value
+ * out of range (0 … 30 V)", "not a bool (true/false)", "too long (at most 8
+ * bytes)" ...
  */
-void tool_parse_error_text(const struct pbus_param *param, int negative_errno, char *buf,
-			   size_t size);
-
-/* The same for parameter @index of a socket client's schema. */
-void tool_client_parse_error_text(const struct pbus_client *client, uint32_t index,
-				  int negative_errno, char *buf, size_t size);
+void tool_parse_error_text(const struct pbus_view *view, uint32_t index, int negative_errno,
+			   char *buf, size_t size);
 
 /* Write @text with control characters escaped (\n, \t, \xNN), so that it
  * stays on one line. */
@@ -190,9 +186,10 @@ void tool_time_text(uint64_t ns, char *buf, size_t size);
 /* A JSON string literal of @text (UTF-8; invalid bytes become U+FFFD). */
 void tool_json_string(FILE *out, const char *text, size_t length);
 
-/* The value as a JSON value: a number, true/false, a string (string, bytes
- * in hex, enum label), an array of those, or null for NaN/infinity. */
-void tool_json_value(FILE *out, const struct pbus_param *param, const void *data,
+/* A value of parameter @index of @view as a JSON value: a number,
+ * true/false, a string (string, bytes in hex, enum label), an array of
+ * those, or null for NaN/infinity. */
+void tool_json_value(FILE *out, const struct pbus_view *view, uint32_t index, const void *data,
 		     size_t length);
 
 /* --- Misc ---------------------------------------------------------------- */

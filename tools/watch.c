@@ -186,16 +186,18 @@ static int view_resolve(struct view *v)
 
 /* --- Line output (not a terminal) ---------------------------------------- */
 
-static bool print_change(const struct pbus_param *param)
+static bool print_change(const struct pbus_table *table, const struct pbus_param *param)
 {
 	struct tool_value value;
+	struct pbus_param_info info;
 	char *text;
 
 	if (tool_value_read(param, &value) < 0) {
 		tool_value_clear(&value);
 		return false;
 	}
-	text = tool_value_text(param, value.data, value.sample.length);
+	pbus_param_describe(param, &info);
+	text = tool_value_text(pbus_table_view(table), info.index, value.data, value.sample.length);
 	printf("%s=", pbus_param_name(param));
 	tool_print_escaped(stdout, text ? text : "");
 	printf(" %s\n", pbus_status_name((unsigned)value.status));
@@ -308,32 +310,16 @@ static size_t utf8_width(const char *text)
 	return w;
 }
 
+/* The schema view of what is watched: the client's or the table's. */
+static const struct pbus_view *schema_view(const struct view *v)
+{
+	return v->client ? pbus_client_view(v->client) : pbus_table_view(v->table);
+}
+
 /* The description of the @i-th parameter shown. */
 static void view_describe(const struct view *v, size_t i, struct pbus_param_info *ret_info)
 {
-	const struct pbus_param *param;
-
-	if (v->client) {
-		pbus_client_describe(v->client, v->indexes[i], ret_info);
-	} else {
-		pbus_table_param(v->table, v->indexes[i], &param);
-		pbus_param_describe(param, ret_info);
-	}
-}
-
-/* A value as text, from a client's schema; malloc'd, NULL if out of memory. */
-static char *client_value_text(const struct pbus_client *client, uint32_t index,
-			       const void *data, size_t length)
-{
-	int n = pbus_client_format(client, index, data, length, NULL, 0);
-	char *text = malloc(n > 0 ? (size_t)n + 1 : 1);
-
-	if (text) {
-		text[0] = 0;
-		if (n > 0)
-			pbus_client_format(client, index, data, length, text, (size_t)n + 1);
-	}
-	return text;
+	pbus_view_describe(schema_view(v), v->indexes[i], ret_info);
 }
 
 /* What a row shows of the @i-th parameter: the value (text, malloc'd; or
@@ -359,7 +345,7 @@ static void view_row(const struct view *v, size_t i, struct row *ret)
 			ret->status = "";
 			return;
 		}
-		ret->text = client_value_text(v->client, v->indexes[i], c->data, c->length);
+		ret->text = tool_value_text(schema_view(v), v->indexes[i], c->data, c->length);
 		ret->problem = "";
 		ret->status = pbus_status_name(c->status);
 		ret->timestamp_ns = c->timestamp_ns;
@@ -367,7 +353,8 @@ static void view_row(const struct view *v, size_t i, struct row *ret)
 	}
 	pbus_table_param(v->table, v->indexes[i], &param);
 	tool_value_read(param, &value);
-	ret->text = value.status >= 0 ? tool_value_text(param, value.data, value.sample.length)
+	ret->text = value.status >= 0 ? tool_value_text(schema_view(v), v->indexes[i], value.data,
+							value.sample.length)
 				      : NULL;
 	ret->problem = value.status >= 0 ? "" : pbus_strerror(value.status);
 	ret->status = value.status >= 0 ? pbus_status_name((unsigned)value.status) : "error";
@@ -487,7 +474,7 @@ static bool view_take_changes(struct view *v)
 			continue; /* drain */
 		if (!v->options->terminal) {
 			if (pbus_table_param(v->table, index, &param) == 0)
-				print_change(param);
+				print_change(v->table, param);
 		}
 		v->changes++;
 		if (v->options->count && v->changes >= v->options->count)
@@ -530,7 +517,7 @@ static int view_reopen(struct view *v)
 					const struct pbus_param *param;
 
 					pbus_table_param(v->table, v->indexes[i], &param);
-					print_change(param);
+					print_change(v->table, param);
 					v->changes++;
 				}
 				fflush(stdout);
@@ -570,7 +557,7 @@ static int view_run(struct view *v)
 			const struct pbus_param *param;
 
 			pbus_table_param(v->table, v->indexes[i], &param);
-			print_change(param);
+			print_change(v->table, param);
 		}
 		if (fflush(stdout) != 0)
 			return TOOL_EXIT_FAILURE;
@@ -644,10 +631,10 @@ stale:
 static void server_print(struct view *v, uint32_t index)
 {
 	const struct cached *c = &v->cache[index];
-	char *text = client_value_text(v->client, index, c->data, c->length);
+	char *text = tool_value_text(schema_view(v), index, c->data, c->length);
 	struct pbus_param_info info;
 
-	pbus_client_describe(v->client, index, &info);
+	pbus_view_describe(schema_view(v), index, &info);
 	printf("%s=", info.name);
 	tool_print_escaped(stdout, text ? text : "");
 	printf(" %s\n", pbus_status_name(c->status));

@@ -290,17 +290,6 @@ int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 	}
 }
 
-int tool_find(struct pbus_table *table, const char *name, const struct pbus_param **ret_param)
-{
-	int r = pbus_table_find(table, name, ret_param);
-
-	if (r == -ENOENT)
-		tool_error("unknown parameter '%s'", name);
-	else if (r < 0)
-		tool_error("%s: %s", name, pbus_strerror(r));
-	return r;
-}
-
 const char *tool_state_name(int state)
 {
 	switch (state) {
@@ -310,6 +299,29 @@ const char *tool_state_name(int state)
 	case PBUS_TABLE_ORPHANED: return "orphaned";
 	default: return "?";
 	}
+}
+
+int64_t tool_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t tool_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void tool_sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL); /* a signal cuts it short, which is what we want */
 }
 
 /* Digits only (no sign, no space), in @base, up to @max. */

@@ -4,7 +4,8 @@
  * error messages, opening the instance named by -i / $PBUS_INSTANCE, value
  * text and JSON output, connecting to pbusd's socket. Each subcommand family
  * lives in its own file (list.c, get-set.c, watch.c, dump.c, stat.c);
- * main.c dispatches.
+ * main.c dispatches. get, set and watch take their values from a source,
+ * the table or pbusd (source.h).
  *
  * The tool is single-threaded; nothing here is meant to be thread-safe.
  */
@@ -133,14 +134,11 @@ int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 /* Exit status for a negative errno from opening or using an instance. */
 int tool_exit_status(int negative_errno);
 
-/* Look up @name; on failure print "unknown parameter 'name'" and return
- * the negative errno. */
-int tool_find(struct pbus_table *table, const char *name, const struct pbus_param **ret_param);
-
 /* --- Values -------------------------------------------------------------- */
 
-/* A value read from the table, with its sample; @data is malloc'd (free it
- * with tool_value_clear()) and holds value_size bytes at most. */
+/* A value read from the table (or received from pbusd, source.h), with its
+ * sample; @data is malloc'd (free it with tool_value_clear()) and holds
+ * value_size bytes at most. */
 struct tool_value {
 	unsigned char *data;
 	struct pbus_sample sample;
@@ -196,6 +194,12 @@ void tool_json_value(FILE *out, const struct pbus_view *view, uint32_t index, co
 
 /* The instance state as a word: "live", "closed", "replaced", "orphaned". */
 const char *tool_state_name(int state);
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in ns; a sleep that a signal cuts
+ * short. */
+int64_t tool_monotonic_ns(void);
+uint64_t tool_realtime_ns(void);
+void tool_sleep_ms(unsigned ms);
 
 /* Parse a non-negative decimal integer argument; -EINVAL if malformed. */
 int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret);

@@ -659,6 +659,49 @@ int pbus_client_str_request(struct pbus_client *c, unsigned type, bool may_resen
 	return 0;
 }
 
+static const char *text_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* The schema view of @schema: every parameter's description and type, as
+ * the client's describe, parse and format answer them. 0 or -ENOMEM. */
+static int make_view(const struct pbus_schema *schema, struct pbus_view **ret_view)
+{
+	struct pbus_view *view;
+	int r = pbus_view_new(schema->param_count, &view);
+
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < schema->param_count; i++) {
+		const struct pbus_schema_param *p = &schema->params[i];
+		struct pbus_view_entry *e = &view->entries[i];
+
+		e->info.name = p->name;
+		e->info.unit = text_or_empty(p->unit);
+		e->info.description = text_or_empty(p->description);
+		e->info.group = text_or_empty(p->group);
+		e->info.index = i;
+		e->info.type = p->ti.type;
+		e->info.flags = p->ti.flags;
+		e->info.update_class = p->update_class;
+		e->info.value_size = p->ti.value_size;
+		e->info.element_size = p->ti.element_size;
+		e->info.enum_count = p->ti.enum_count;
+		e->info.min = p->ti.min;
+		e->info.max = p->ti.max;
+		e->info.step = p->step;
+		if (p->ti.flags & PBUS_PARAM_HAS_DEFAULT) {
+			e->info.default_value = p->default_value;
+			e->info.default_length = p->default_length;
+		}
+		e->ti = &p->ti;
+	}
+	pbus_view_index(view);
+	*ret_view = view;
+	return 0;
+}
+
 static int fetch_schema(struct pbus_client *c)
 {
 	struct pbus_schema *schema;
@@ -675,7 +718,7 @@ static int fetch_schema(struct pbus_client *c)
 		return -EPROTO;
 	}
 	c->values = calloc(schema->param_count ? schema->param_count : 1, sizeof(*c->values));
-	if (!c->values) {
+	if (!c->values || make_view(schema, &c->view) < 0) {
 		pbus_schema_free(schema);
 		return -ENOMEM;
 	}

@@ -3,7 +3,8 @@
  * client-internal.h: what the files of the client library share: struct
  * pbus_client and the functions one file offers the others. client.c: the
  * public requests (connect, get, set, stats, ping) and the schema's
- * descriptions; client-connection.c: the connection machinery (sending,
+ * descriptions (answered by the client's schema view, view.c);
+ * client-connection.c: the connection machinery (sending,
  * receiving, matching replies to requests, reconnecting, waiting for a
  * reply); client-subscribe.c: subscriptions, the queue of notifications and
  * dispatch.
@@ -69,6 +70,7 @@
 #include "segment-internal.h"
 #include "segment-layout.h"
 #include "protocol-internal.h"
+#include "view-internal.h"
 
 #define CLIENT_TIMEOUT_DEFAULT_MS 5000
 #define RECONNECT_FIRST_MS 1000
@@ -155,8 +157,10 @@ struct pbus_client {
 	int fatal;          /* -ESTALE ...: no more reconnects */
 	int deferred_error; /* a renewal refused: dispatch reports it once */
 
-	/* The schema of the first connection. */
+	/* The schema of the first connection, and its view (what
+	 * pbus_client_describe() and the like answer from). */
 	struct pbus_schema *schema;
+	struct pbus_view *view;
 	uint64_t schema_hash;
 
 	struct subscription *subs;

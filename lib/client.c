@@ -2,8 +2,9 @@
 /*
  * client.c: the parameter server's client (parambus/client.h): connecting,
  * the requests a caller makes (GET, SET, STATS, PING) and what the schema
- * says of a parameter. How the connection works is client-internal.h's
- * story; subscriptions are client-subscribe.c's.
+ * says of a parameter, which the client's schema view answers (view.c).
+ * How the connection works is client-internal.h's story; subscriptions are
+ * client-subscribe.c's.
  */
 #include "client-internal.h"
 
@@ -88,6 +89,7 @@ void pbus_client_close(struct pbus_client *client)
 	pbus_wire_buf_free(&client->queue);
 	pbus_wire_buf_free(&client->delivering);
 	free(client->values);
+	pbus_view_free(client->view);
 	pbus_schema_free(client->schema);
 	free(client->socket_dir);
 	free(client);
@@ -108,86 +110,40 @@ const struct pbus_schema *pbus_client_schema(const struct pbus_client *client)
 	return client ? client->schema : NULL;
 }
 
-int pbus_client_find(const struct pbus_client *client, const char *name, uint32_t *ret_index)
+const struct pbus_view *pbus_client_view(const struct pbus_client *client)
 {
-	if (!client || !name || !ret_index)
-		return -EINVAL;
-	return pbus_schema_find(client->schema, name, ret_index);
+	return client ? client->view : NULL;
 }
 
-static const char *text_or_empty(const char *s)
+/* The schema's side of a parameter is the client's view's to answer. */
+
+int pbus_client_find(const struct pbus_client *client, const char *name, uint32_t *ret_index)
 {
-	return s ? s : "";
+	return client ? pbus_view_find(client->view, name, ret_index) : -EINVAL;
 }
 
 int pbus_client_describe(const struct pbus_client *client, uint32_t index,
 			 struct pbus_param_info *ret_info)
 {
-	const struct pbus_schema_param *p;
-	struct pbus_param_info info;
-
-	if (!client || !ret_info)
-		return -EINVAL;
-	if (index >= client->schema->param_count)
-		return -ENOENT;
-	p = &client->schema->params[index];
-	memset(&info, 0, sizeof(info));
-	info.name = p->name;
-	info.unit = text_or_empty(p->unit);
-	info.description = text_or_empty(p->description);
-	info.group = text_or_empty(p->group);
-	info.index = index;
-	info.type = p->ti.type;
-	info.flags = p->ti.flags;
-	info.update_class = p->update_class;
-	info.value_size = p->ti.value_size;
-	info.element_size = p->ti.element_size;
-	info.enum_count = p->ti.enum_count;
-	info.min = p->ti.min;
-	info.max = p->ti.max;
-	info.step = p->step;
-	if (p->ti.flags & PBUS_PARAM_HAS_DEFAULT) {
-		info.default_value = p->default_value;
-		info.default_length = p->default_length;
-	}
-	*ret_info = info;
-	return 0;
+	return client ? pbus_view_describe(client->view, index, ret_info) : -EINVAL;
 }
 
 int pbus_client_enumerator(const struct pbus_client *client, uint32_t index, uint32_t i,
 			   const char **ret_label, int32_t *ret_value)
 {
-	if (!client)
-		return -EINVAL;
-	if (index >= client->schema->param_count)
-		return -ENOENT;
-	return pbus_typeinfo_enumerator(&client->schema->params[index].ti, i, ret_label, ret_value);
+	return client ? pbus_view_enumerator(client->view, index, i, ret_label, ret_value) : -EINVAL;
 }
 
 int pbus_client_parse(const struct pbus_client *client, uint32_t index, const char *text, void *buf,
 		      size_t size, size_t *ret_length)
 {
-	size_t length;
-	int r;
-
-	if (!client || !text || !ret_length || (!buf && size))
-		return -EINVAL;
-	if (index >= client->schema->param_count)
-		return -ENOENT;
-	r = pbus_value_parse(&client->schema->params[index].ti, text, buf, size, &length);
-	if (r == 0)
-		*ret_length = length;
-	return r;
+	return client ? pbus_view_parse(client->view, index, text, buf, size, ret_length) : -EINVAL;
 }
 
 int pbus_client_format(const struct pbus_client *client, uint32_t index, const void *value,
 		       size_t length, char *buf, size_t size)
 {
-	if (!client || (!value && length) || (!buf && size))
-		return -EINVAL;
-	if (index >= client->schema->param_count)
-		return -ENOENT;
-	return pbus_value_format(&client->schema->params[index].ti, value, length, buf, size);
+	return client ? pbus_view_format(client->view, index, value, length, buf, size) : -EINVAL;
 }
 
 int pbus_client_get(struct pbus_client *client, const uint32_t *indexes, size_t count,

@@ -43,13 +43,11 @@ struct pbus_schema {
 	uint64_t hash;
 	uint32_t param_count, enum_count, enumerator_count;
 	struct pbus_schema_param *params;
-	uint32_t *by_name;              /* parameter indexes sorted by name */
+	uint32_t *by_name;              /* parameter indexes sorted by name (to
+					 * refuse a name given twice) */
 	struct pbus_schema_enum *enums;
 	int32_t *enumerator_values;     /* enumerator_count of each */
 	char **enumerator_labels;
 };
-
-/* The index of parameter @name: 0, or -ENOENT. A binary search of by_name. */
-int pbus_schema_find(const struct pbus_schema *schema, const char *name, uint32_t *ret_index);
 
 #endif

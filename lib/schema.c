@@ -436,8 +436,8 @@ static int compare_names(const void *a, const void *b, void *arg)
 	return strcmp(s->params[*(const uint32_t *)a].name, s->params[*(const uint32_t *)b].name);
 }
 
-/* Sort the name index (kept for pbus_schema_find()) and refuse a name given
- * twice. */
+/* Sort the name index and refuse a name given twice. (Lookups by name are
+ * the schema view's, view.c: a client builds one from the schema.) */
 static int index_names(struct parser *ps)
 {
 	struct pbus_schema *s = ps->schema;
@@ -454,26 +454,6 @@ static int index_names(struct parser *ps)
 			return fail(ps, "duplicate parameter '%s'", s->params[s->by_name[i]].name);
 		}
 	return 0;
-}
-
-int pbus_schema_find(const struct pbus_schema *schema, const char *name, uint32_t *ret_index)
-{
-	uint32_t lo = 0, hi = schema->param_count;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2, index = schema->by_name[mid];
-		int c = strcmp(name, schema->params[index].name);
-
-		if (c == 0) {
-			*ret_index = index;
-			return 0;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return -ENOENT;
 }
 
 /* Split @line (modified) at single spaces into at most MAX_TOKENS tokens. */

@@ -7,7 +7,8 @@
  * API is public (instance.h), read-internal.h, write-internal.h,
  * write-lock-internal.h (the lock word), watch-internal.h (waking
  * waiters), futex-internal.h, clock-internal.h, barrier-internal.h,
- * process-internal.h; docs/architecture.md shows which calls which.
+ * process-internal.h, view-internal.h (the schema view a table owns);
+ * docs/architecture.md shows which calls which.
  */
 #ifndef PBUS_TABLE_INTERNAL_H
 #define PBUS_TABLE_INTERNAL_H
@@ -21,6 +22,8 @@
 
 #include "segment-layout.h"
 #include "value-internal.h"
+
+struct pbus_view;
 
 struct pbus_table {
 	char instance[PBUS_INSTANCE_NAME_MAX + 1];
@@ -46,7 +49,7 @@ struct pbus_table {
 	struct pbus_typeinfo *types;
 	int32_t *enum_values;             /* every enumerator of every enum */
 	const char **enum_labels;
-	uint32_t *by_name;                /* parameter indexes sorted by name */
+	struct pbus_view *view;           /* the schema view (view-internal.h) */
 	bool may_bias;                    /* writers of this table take biases */
 	/* Owner only (pbus_instance_create). */
 	bool owner;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * table.c: opening an instance and finding one's way around it. Everything
- * a lookup needs (parameter handles, type information, the name index) is
- * resolved once at open, from a segment validated in full, so that reads
- * afterwards touch nothing but the mapping.
+ * a lookup needs (parameter handles, type information, the schema view with
+ * its name index) is resolved once at open, from a segment validated in
+ * full, so that reads afterwards touch nothing but the mapping. What the
+ * schema says of a parameter is the view's to answer (view.c): the
+ * pbus_param_* functions of that kind here only name the view's entry.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include "process-internal.h"
 #include "segment-internal.h"
 #include "table-internal.h"
+#include "view-internal.h"
 
 /* Map the value segment at @path after checking who owns it: a file that
  * anybody could have made under the instance's name is not believed
@@ -52,13 +55,31 @@ static int map_value_segment(struct pbus_table *t, const char *path, bool writab
 	return r;
 }
 
-static int compare_by_name(const void *a, const void *b, void *arg)
+/* Parameter @index's description, from its descriptor and its resolved type
+ * (types[index], filled before). */
+static void fill_info(const struct pbus_table *t, uint32_t index, struct pbus_param_info *info)
 {
-	const struct pbus_table *t = arg;
-	const uint32_t *x = a, *y = b;
+	const struct pbus_param_descriptor *d = pbus_table_descriptor(t, index);
 
-	return strcmp(pbus_table_string(t, t->descriptors[*x].name),
-		      pbus_table_string(t, t->descriptors[*y].name));
+	memset(info, 0, sizeof(*info));
+	info->name = pbus_table_string(t, d->name);
+	info->unit = pbus_table_string(t, d->unit);
+	info->description = pbus_table_string(t, d->description);
+	info->group = pbus_table_string(t, d->group);
+	info->index = index;
+	info->type = d->type;
+	info->flags = d->flags;
+	info->update_class = d->update_class;
+	info->value_size = d->value_size;
+	info->element_size = d->element_size;
+	info->enum_count = t->types[index].enum_count;
+	memcpy(&info->min, &d->min, 8);
+	memcpy(&info->max, &d->max, 8);
+	memcpy(&info->step, &d->step, 8);
+	if (d->flags & PBUS_PARAM_HAS_DEFAULT) {
+		info->default_value = pbus_table_string(t, d->default_value);
+		info->default_length = d->default_length;
+	}
 }
 
 int pbus_table_resolve(struct pbus_table *t)
@@ -79,10 +100,10 @@ int pbus_table_resolve(struct pbus_table *t)
 		total += enums[e].count;
 	t->params = calloc(n ? n : 1, sizeof(*t->params));
 	t->types = calloc(n ? n : 1, sizeof(*t->types));
-	t->by_name = calloc(n ? n : 1, sizeof(*t->by_name));
 	t->enum_values = calloc(total ? total : 1, sizeof(*t->enum_values));
 	t->enum_labels = calloc(total ? total : 1, sizeof(*t->enum_labels));
-	if (!t->params || !t->types || !t->by_name || !t->enum_values || !t->enum_labels)
+	if (!t->params || !t->types || !t->enum_values || !t->enum_labels ||
+	    pbus_view_new(n, &t->view) < 0)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < total; i++) {
 		t->enum_values[i] = enumerators[i].value;
@@ -92,6 +113,7 @@ int pbus_table_resolve(struct pbus_table *t)
 		const struct pbus_param_descriptor *d = &t->descriptors[i];
 		struct pbus_typeinfo *ti = &t->types[i];
 		struct pbus_param *p = &t->params[i];
+		struct pbus_view_entry *e = &t->view->entries[i];
 
 		p->slot_ = t->base + d->slot_offset;
 		p->copy_stride_ = d->copy_stride;
@@ -115,9 +137,10 @@ int pbus_table_resolve(struct pbus_table *t)
 			ti->enum_values = t->enum_values + enums[d->enum_index].first;
 			ti->enum_labels = t->enum_labels + enums[d->enum_index].first;
 		}
-		t->by_name[i] = i;
+		fill_info(t, i, &e->info);
+		e->ti = ti;
 	}
-	qsort_r(t->by_name, n, sizeof(*t->by_name), compare_by_name, t);
+	pbus_view_index(t->view);
 	return 0;
 }
 
@@ -150,7 +173,7 @@ void pbus_table_destroy(struct pbus_table *t)
 		close(t->temp_fd);
 	free(t->params);
 	free(t->types);
-	free(t->by_name);
+	pbus_view_free(t->view);
 	free(t->enum_values);
 	free(t->enum_labels);
 	free(t);
@@ -276,129 +299,63 @@ int pbus_table_param(const struct pbus_table *table, uint32_t index,
 int pbus_table_find(const struct pbus_table *table, const char *name,
 		    const struct pbus_param **ret_param)
 {
-	uint32_t lo = 0, hi;
+	uint32_t index;
+	int r;
 
 	if (!table || !name || !ret_param)
 		return -EINVAL;
-	hi = table->param_count;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2, index = table->by_name[mid];
-		int c = strcmp(name, pbus_table_string(table, table->descriptors[index].name));
-
-		if (c == 0) {
-			*ret_param = &table->params[index];
-			return 0;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return -ENOENT;
+	r = pbus_view_find(table->view, name, &index);
+	if (r == 0)
+		*ret_param = &table->params[index];
+	return r;
 }
+
+const struct pbus_view *pbus_table_view(const struct pbus_table *table)
+{
+	return table ? table->view : NULL;
+}
+
+/* The schema's side of a parameter is its table's view's entry. */
 
 int pbus_param_describe(const struct pbus_param *param, struct pbus_param_info *ret_info)
 {
-	const struct pbus_table *t;
-	const struct pbus_param_descriptor *d;
-	struct pbus_param_info info;
-
-	if (!param || !ret_info)
-		return -EINVAL;
-	t = param->table_;
-	d = pbus_table_descriptor(t, param->index_);
-	memset(&info, 0, sizeof(info));
-	info.name = pbus_table_string(t, d->name);
-	info.unit = pbus_table_string(t, d->unit);
-	info.description = pbus_table_string(t, d->description);
-	info.group = pbus_table_string(t, d->group);
-	info.index = param->index_;
-	info.type = d->type;
-	info.flags = d->flags;
-	info.update_class = d->update_class;
-	info.value_size = d->value_size;
-	info.element_size = d->element_size;
-	info.enum_count = t->types[param->index_].enum_count;
-	memcpy(&info.min, &d->min, 8);
-	memcpy(&info.max, &d->max, 8);
-	memcpy(&info.step, &d->step, 8);
-	if (d->flags & PBUS_PARAM_HAS_DEFAULT) {
-		info.default_value = pbus_table_string(t, d->default_value);
-		info.default_length = d->default_length;
-	}
-	*ret_info = info;
-	return 0;
+	return param ? pbus_view_describe(param->table_->view, param->index_, ret_info) : -EINVAL;
 }
 
 const char *pbus_param_name(const struct pbus_param *param)
 {
-	if (!param)
-		return NULL;
-	return pbus_table_string(param->table_, param->table_->descriptors[param->index_].name);
+	return param ? param->table_->view->entries[param->index_].info.name : NULL;
 }
 
 int pbus_param_enumerator(const struct pbus_param *param, uint32_t i, const char **ret_label,
 			  int32_t *ret_value)
 {
-	if (!param)
-		return -EINVAL;
-	return pbus_typeinfo_enumerator(&param->table_->types[param->index_], i, ret_label, ret_value);
+	return param ? pbus_view_enumerator(param->table_->view, param->index_, i, ret_label, ret_value)
+		     : -EINVAL;
 }
 
 int pbus_param_enum_value(const struct pbus_param *param, const char *label, int32_t *ret_value)
 {
-	const struct pbus_typeinfo *ti;
-
-	if (!param || !label)
-		return -EINVAL;
-	ti = &param->table_->types[param->index_];
-	if (pbus_element_type(ti->type) != PBUS_TYPE_ENUM)
-		return -EINVAL;
-	for (uint32_t i = 0; i < ti->enum_count; i++)
-		if (!strcmp(ti->enum_labels[i], label)) {
-			if (ret_value)
-				*ret_value = ti->enum_values[i];
-			return 0;
-		}
-	return -ENOENT;
+	return param ? pbus_view_enum_value(param->table_->view, param->index_, label, ret_value)
+		     : -EINVAL;
 }
 
 int pbus_param_enum_label(const struct pbus_param *param, int32_t value, const char **ret_label)
 {
-	const struct pbus_typeinfo *ti;
-
-	if (!param)
-		return -EINVAL;
-	ti = &param->table_->types[param->index_];
-	if (pbus_element_type(ti->type) != PBUS_TYPE_ENUM)
-		return -EINVAL;
-	for (uint32_t i = 0; i < ti->enum_count; i++)
-		if (ti->enum_values[i] == value) {
-			if (ret_label)
-				*ret_label = ti->enum_labels[i];
-			return 0;
-		}
-	return -ENOENT;
+	return param ? pbus_view_enum_label(param->table_->view, param->index_, value, ret_label)
+		     : -EINVAL;
 }
 
 int pbus_param_parse(const struct pbus_param *param, const char *text, void *buf, size_t size,
 		     size_t *ret_length)
 {
-	size_t length;
-	int r;
-
-	if (!param || !text || !ret_length)
-		return -EINVAL;
-	r = pbus_value_parse(&param->table_->types[param->index_], text, buf, size, &length);
-	if (r == 0)
-		*ret_length = length;
-	return r;
+	return param ? pbus_view_parse(param->table_->view, param->index_, text, buf, size, ret_length)
+		     : -EINVAL;
 }
 
 int pbus_param_format(const struct pbus_param *param, const void *value, size_t length,
 		      char *buf, size_t size)
 {
-	if (!param || (!value && length) || (!buf && size))
-		return -EINVAL;
-	return pbus_value_format(&param->table_->types[param->index_], value, length, buf, size);
+	return param ? pbus_view_format(param->table_->view, param->index_, value, length, buf, size)
+		     : -EINVAL;
 }

@@ -80,7 +80,7 @@ static void json_header(const struct pbus_table *table)
 	printf(",\n  \"param_count\": %u", pbus_table_param_count(table));
 }
 
-static void json_param(const struct pbus_param *param)
+static void json_param(const struct pbus_view *view, const struct pbus_param *param)
 {
 	struct pbus_param_info info;
 	struct tool_value value;
@@ -125,7 +125,7 @@ static void json_param(const struct pbus_param *param)
 		fputs("null", stdout);
 	fputs(", \"default\": ", stdout);
 	if (info.flags & PBUS_PARAM_HAS_DEFAULT)
-		tool_json_value(stdout, param, info.default_value, info.default_length);
+		tool_json_value(stdout, view, info.index, info.default_value, info.default_length);
 	else
 		fputs("null", stdout);
 	if ((info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG) == PBUS_TYPE_ENUM) {
@@ -149,7 +149,7 @@ static void json_param(const struct pbus_param *param)
 	if (tool_value_read(param, &value) < 0) {
 		fputs("null, \"status\": \"error\", \"timestamp_ns\": null, \"seq\": null}", stdout);
 	} else {
-		tool_json_value(stdout, param, value.data, value.sample.length);
+		tool_json_value(stdout, view, info.index, value.data, value.sample.length);
 		printf(", \"status\": \"%s\", \"timestamp_ns\": %llu, \"seq\": %llu}",
 		       pbus_status_name((unsigned)value.status),
 		       (unsigned long long)value.sample.timestamp_ns,
@@ -171,7 +171,7 @@ static void dump_json(const struct pbus_table *table)
 		if (pbus_table_param(table, i, &param) < 0)
 			continue;
 		fputs(i ? ",\n" : "\n", stdout);
-		json_param(param);
+		json_param(pbus_table_view(table), param);
 	}
 	fputs(count ? "\n  ]\n}\n" : "]\n}\n", stdout);
 }
@@ -195,7 +195,7 @@ static void text_header(const struct pbus_table *table)
 	printf("parameters:  %u\n", pbus_table_param_count(table));
 }
 
-static void text_param(const struct pbus_param *param)
+static void text_param(const struct pbus_view *view, const struct pbus_param *param)
 {
 	struct pbus_param_info info;
 	struct tool_value value;
@@ -214,7 +214,7 @@ static void text_param(const struct pbus_param *param)
 	if (info.flags & PBUS_PARAM_NOREAD) {
 		printf("    value    (not readable)\n");
 	} else if (tool_value_read(param, &value) >= 0) {
-		char *text = tool_value_text(param, value.data, value.sample.length);
+		char *text = tool_value_text(view, info.index, value.data, value.sample.length);
 
 		tool_time_text(value.sample.timestamp_ns, time_text, sizeof(time_text));
 		printf("    value    ");
@@ -235,7 +235,7 @@ static void text_param(const struct pbus_param *param)
 	if (info.flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX | PBUS_PARAM_HAS_STEP)) {
 		printf("    limits   ");
 		if (info.flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX)) {
-			tool_limits_text(param, buf, sizeof(buf));
+			tool_limits_text(&info, buf, sizeof(buf));
 			fputs(buf, stdout);
 		}
 		if (info.flags & PBUS_PARAM_HAS_STEP) {
@@ -246,7 +246,7 @@ static void text_param(const struct pbus_param *param)
 		fputc('\n', stdout);
 	}
 	if (info.flags & PBUS_PARAM_HAS_DEFAULT) {
-		char *text = tool_value_text(param, info.default_value, info.default_length);
+		char *text = tool_value_text(view, info.index, info.default_value, info.default_length);
 
 		printf("    default  ");
 		tool_print_escaped(stdout, text && *text ? text : "\"\"");
@@ -278,7 +278,7 @@ static void dump_text(const struct pbus_table *table)
 		const struct pbus_param *param;
 
 		if (pbus_table_param(table, i, &param) == 0)
-			text_param(param);
+			text_param(pbus_table_view(table), param);
 	}
 }
 

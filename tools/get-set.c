@@ -12,14 +12,17 @@
  * answers only once persistent values are on disk. `set --direct` writes
  * the segment itself with pbus_table_write_many(), as before the server
  * existed: the table opened with PBUS_OPEN_WRITE, never as provider, so
- * read-only parameters stay the instrument's either way. Both paths check
- * and word their refusals the same way, from the same schema.
+ * read-only parameters stay the instrument's either way. Both go through
+ * one source (source.h): the same lookup, checks, parsing and words, from
+ * the same schema view; only what can go wrong on the socket alone (a lost
+ * connection, a failed save) has words of its own.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "source.h"
 #include "tool.h"
 
 enum { WAIT_SAVED_TIMEOUT_MS = 5000 };
@@ -30,15 +33,16 @@ enum { ECHO_LIMIT = 40 }; /* bytes of a value repeated in an error message */
 
 /* --- get ----------------------------------------------------------------- */
 
-static void print_json_entry(const struct pbus_param *param, const struct tool_value *value)
+static void print_json_entry(const struct pbus_view *view, uint32_t index,
+			     const struct tool_value *value)
 {
 	struct pbus_param_info info;
 	char time_text[64];
 
-	pbus_param_describe(param, &info);
+	pbus_view_describe(view, index, &info);
 	tool_json_string(stdout, info.name, strlen(info.name));
 	fputs(": {\"value\": ", stdout);
-	tool_json_value(stdout, param, value->data, value->sample.length);
+	tool_json_value(stdout, view, index, value->data, value->sample.length);
 	fputs(", \"unit\": ", stdout);
 	tool_json_string(stdout, info.unit, strlen(info.unit));
 	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
@@ -48,10 +52,10 @@ static void print_json_entry(const struct pbus_param *param, const struct tool_v
 	       (unsigned long long)value->sample.seq);
 }
 
-static void print_plain_entry(const struct pbus_param *param, const struct tool_value *value,
-			      bool verbose)
+static void print_plain_entry(const struct pbus_view *view, uint32_t index,
+			      const struct tool_value *value, bool verbose)
 {
-	char *text = tool_value_text(param, value->data, value->sample.length);
+	char *text = tool_value_text(view, index, value->data, value->sample.length);
 	struct pbus_param_info info;
 	char time_text[64];
 
@@ -61,7 +65,7 @@ static void print_plain_entry(const struct pbus_param *param, const struct tool_
 		free(text);
 		return;
 	}
-	pbus_param_describe(param, &info);
+	pbus_view_describe(view, index, &info);
 	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
 	printf("%s=", info.name);
 	tool_print_escaped(stdout, text ? text : "");
@@ -79,8 +83,9 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0},
 	};
-	const struct pbus_param **params;
-	struct pbus_table *table;
+	const struct pbus_view *view;
+	struct tool_source *source;
+	uint32_t *indexes;
 	bool verbose = false, json = false;
 	int option, status, count;
 
@@ -96,22 +101,24 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 	count = argc - optind;
 	if (count == 0)
 		return tool_usage_error(&tool_command_get, "no parameter named");
-	status = tool_open(context, PBUS_OPEN_READ, &table);
+	status = tool_source_open_table(context, PBUS_OPEN_READ, &source);
 	if (status != TOOL_EXIT_OK)
 		return status;
-	params = calloc((size_t)count, sizeof(*params));
-	if (!params) {
+	view = tool_source_view(source);
+	indexes = calloc((size_t)count, sizeof(*indexes));
+	if (!indexes) {
 		tool_error("out of memory");
-		pbus_table_close(table);
+		tool_source_close(source);
 		return TOOL_EXIT_FAILURE;
 	}
 	/* Resolve every name before printing anything. */
 	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
 		struct pbus_param_info info;
 
-		if (tool_find(table, argv[optind + i], &params[i]) < 0) {
+		if (tool_source_find(source, argv[optind + i], &indexes[i]) < 0) {
 			status = TOOL_EXIT_FAILURE;
-		} else if (pbus_param_describe(params[i], &info) == 0 && (info.flags & PBUS_PARAM_NOREAD)) {
+		} else if (pbus_view_describe(view, indexes[i], &info) == 0 &&
+			   (info.flags & PBUS_PARAM_NOREAD)) {
 			tool_error("get %s: parameter is not readable (noRead)", info.name);
 			status = TOOL_EXIT_FAILURE;
 		}
@@ -121,21 +128,24 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
 		struct tool_value value;
 
-		if (tool_value_read(params[i], &value) < 0) {
-			tool_error("get %s: %s", pbus_param_name(params[i]), pbus_strerror(value.status));
+		if (tool_source_read(source, indexes[i], &value) < 0) {
+			struct pbus_param_info info;
+
+			pbus_view_describe(view, indexes[i], &info);
+			tool_error("get %s: %s", info.name, pbus_strerror(value.status));
 			status = TOOL_EXIT_FAILURE;
 		} else if (json) {
 			fputs(i ? ",\n " : "\n ", stdout);
-			print_json_entry(params[i], &value);
+			print_json_entry(view, indexes[i], &value);
 		} else {
-			print_plain_entry(params[i], &value, verbose);
+			print_plain_entry(view, indexes[i], &value, verbose);
 		}
 		tool_value_clear(&value);
 	}
 	if (status == TOOL_EXIT_OK && json)
 		fputs("\n}\n", stdout);
-	free(params);
-	pbus_table_close(table);
+	free(indexes);
+	tool_source_close(source);
 	return status;
 }
 
@@ -162,13 +172,9 @@ const struct tool_command tool_command_get = {
 struct assignment {
 	char *name;        /* points into the argument, '=' replaced by NUL */
 	const char *text;  /* the value's text */
-	/* Direct: the table's parameter. Through pbusd: the client and index. */
-	const struct pbus_param *param;
-	const struct pbus_client *client;
-	struct pbus_param_info info;
+	struct pbus_param_info info; /* of the parameter (info.index) */
 	unsigned char *buf;
 	size_t length;
-	bool superseded;   /* the same name comes again later: only that one goes */
 };
 
 /* At most ECHO_LIMIT bytes of @text, cut at a character boundary, with an
@@ -187,7 +193,7 @@ static void echo_text(const char *text, char *buf, size_t size)
 	snprintf(buf, size, "%.*s\u2026", (int)n, text);
 }
 
-static int refuse(const struct assignment *a, int negative_errno)
+static int refuse(const struct tool_source *source, const struct assignment *a, int negative_errno)
 {
 	char problem[512], echo[64];
 
@@ -216,222 +222,164 @@ static int refuse(const struct assignment *a, int negative_errno)
 	default:
 		break;
 	}
-	if (a->param)
-		tool_parse_error_text(a->param, negative_errno, problem, sizeof(problem));
-	else
-		tool_client_parse_error_text(a->client, a->info.index, negative_errno, problem,
-					     sizeof(problem));
+	tool_parse_error_text(tool_source_view(source), a->info.index, negative_errno, problem,
+			      sizeof(problem));
 	echo_text(a->text, echo, sizeof(echo));
 	tool_error("set %s=%s: %s", a->name, echo, problem);
 	return TOOL_EXIT_FAILURE;
 }
 
-/* Check and parse one assignment whose info is filled: read-only refused,
- * the text parsed against the parameter. Prints the refusal. */
-static int prepare(struct assignment *a)
+/* Look one assignment's parameter up, refuse a read-only one, parse the
+ * text against it. Prints the refusal. */
+static int prepare(const struct tool_source *source, struct assignment *a)
 {
+	const struct pbus_view *view = tool_source_view(source);
+	uint32_t index;
 	int r;
 
+	if (tool_source_find(source, a->name, &index) < 0)
+		return TOOL_EXIT_FAILURE;
+	pbus_view_describe(view, index, &a->info);
 	if (a->info.flags & PBUS_PARAM_READONLY)
-		return refuse(a, -EACCES);
+		return refuse(source, a, -EACCES);
 	a->buf = malloc(a->info.value_size ? a->info.value_size : 1);
 	if (!a->buf) {
 		tool_error("out of memory");
 		return TOOL_EXIT_FAILURE;
 	}
-	if (a->param)
-		r = pbus_param_parse(a->param, a->text, a->buf, a->info.value_size, &a->length);
-	else
-		r = pbus_client_parse(a->client, a->info.index, a->text, a->buf, a->info.value_size,
-				      &a->length);
-	return r < 0 ? refuse(a, r) : TOOL_EXIT_OK;
+	r = pbus_view_parse(view, index, a->text, a->buf, a->info.value_size, &a->length);
+	return r < 0 ? refuse(source, a, r) : TOOL_EXIT_OK;
 }
 
-static struct pbus_write *make_writes(const struct assignment *as, int count)
+/* The batch was refused (@r) and nothing was written: say which write and
+ * why. */
+static int report_refusal(const struct tool_source *source, const struct assignment *as,
+			  const struct pbus_write *writes, int count, int r,
+			  const struct tool_context *context)
 {
-	struct pbus_write *writes = calloc((size_t)count, sizeof(*writes));
+	int which = -1;
 
-	if (!writes) {
-		tool_error("out of memory");
-		return NULL;
+	/* The write the refusal names, else the first that went out. */
+	for (int i = 0; i < count && which < 0; i++)
+		if (writes[i].result == r)
+			which = i;
+	for (int i = 0; i < count && which < 0; i++)
+		if (writes[i].result != TOOL_WRITE_SUPERSEDED)
+			which = i;
+	if (tool_source_is_server(source)) {
+		switch (r) {
+		case -EPERM:
+		case -EACCES:
+		case -EINVAL:
+		case -ERANGE:
+		case -EMSGSIZE:
+		case -ENOENT:
+		case -EBUSY:
+			break;
+		case -EIO:
+			tool_error("set: pbusd wrote the values but could not save them (see its log)");
+			return TOOL_EXIT_FAILURE;
+		case -ENOTCONN:
+			tool_error("set: the connection to pbusd was lost (pbusd stopped?); the values "
+				   "may or may not have been written");
+			return TOOL_EXIT_NO_INSTANCE;
+		case -ESTALE:
+			tool_error("set: instance '%s' was replaced by one with another schema",
+				   context->instance);
+			return TOOL_EXIT_NO_INSTANCE;
+		case -ETIMEDOUT:
+			tool_error("set: pbusd did not answer within %d s; the values may or may not "
+				   "have been written", SERVER_TIMEOUT_MS / 1000);
+			return TOOL_EXIT_FAILURE;
+		default:
+			tool_error("set: pbusd: %s", pbus_strerror(r));
+			return TOOL_EXIT_FAILURE;
+		}
 	}
+	return refuse(source, &as[which < 0 ? 0 : which], r);
+}
+
+/* With --direct --wait-saved: wait until pbusd has saved the persistent
+ * parameters written. (Through pbusd its answer comes after the save.) */
+static int wait_until_saved(const struct tool_source *source, const struct assignment *as,
+		      const struct pbus_write *writes, int count)
+{
 	for (int i = 0; i < count; i++) {
-		writes[i].index = as[i].info.index;
-		writes[i].status = PBUS_STATUS_OK;
-		writes[i].value = as[i].buf;
-		writes[i].length = as[i].length;
-	}
-	return writes;
-}
+		const struct pbus_param *param;
+		int r;
 
-static int write_direct(struct pbus_table *table, struct assignment *as, int count, bool wait_saved)
-{
-	struct pbus_write *writes = make_writes(as, count);
-	int r, status = TOOL_EXIT_OK;
-
-	if (!writes)
-		return TOOL_EXIT_FAILURE;
-	r = pbus_table_write_many(table, writes, (size_t)count);
-	if (r < 0) {
-		/* Name the write that was refused; nothing was written. */
-		int which = 0;
-
-		for (int i = 0; i < count; i++)
-			if (writes[i].result < 0) {
-				which = i;
-				r = writes[i].result;
-				break;
-			}
-		status = refuse(&as[which], r);
-	}
-	for (int i = 0; i < count && status == TOOL_EXIT_OK && wait_saved; i++) {
 		if (!(as[i].info.flags & PBUS_PARAM_PERSISTENT))
 			continue;
-		r = pbus_param_wait_saved(as[i].param, writes[i].seq,
-					  (int64_t)WAIT_SAVED_TIMEOUT_MS * 1000000);
+		pbus_table_param(tool_source_table(source), as[i].info.index, &param);
+		r = pbus_param_wait_saved(param, writes[i].seq, (int64_t)WAIT_SAVED_TIMEOUT_MS * 1000000);
 		if (r == -ETIMEDOUT) {
 			tool_error("set %s: written but not saved within %d s (is pbusd saving?)",
 				   as[i].name, WAIT_SAVED_TIMEOUT_MS / 1000);
-			status = TOOL_EXIT_FAILURE;
+			return TOOL_EXIT_FAILURE;
 		} else if (r == -ESTALE) {
 			tool_error("set %s: written but the instance was closed or replaced before "
 				   "it was saved", as[i].name);
-			status = TOOL_EXIT_NO_INSTANCE;
+			return TOOL_EXIT_NO_INSTANCE;
 		} else if (r < 0) {
 			tool_error("set %s: waiting for the save: %s", as[i].name, pbus_strerror(r));
-			status = TOOL_EXIT_FAILURE;
+			return TOOL_EXIT_FAILURE;
 		}
 	}
-	free(writes);
-	return status;
+	return TOOL_EXIT_OK;
 }
 
-/* `set --direct`: write the segment ourselves. */
-static int set_direct(struct tool_context *context, struct assignment *as, int count,
-		      bool wait_saved)
+/*
+ * Write the assignments as one batch: to pbusd over its socket (the
+ * default: pbusd judges the writer by its credentials, and its reply comes
+ * after persistent values are saved, so --wait-saved is what always
+ * happens), or with --direct into the segment ourselves, the table opened
+ * for writing, never as provider.
+ */
+static int set_all(struct tool_context *context, struct assignment *as, int count, bool direct,
+		   bool wait)
 {
-	struct pbus_table *table = NULL;
-	int status, state;
+	struct tool_source *source = NULL;
+	struct pbus_write *writes = NULL;
+	int status, state, r;
 
-	status = tool_open(context, PBUS_OPEN_WRITE, &table);
-	if (status == TOOL_EXIT_OK) {
+	if (direct) {
+		status = tool_source_open_table(context, PBUS_OPEN_WRITE, &source);
 		/* Nobody would save what is written into a dead pbusd's segment, and
 		 * a restarted pbusd replaces it: refuse rather than lose it. */
-		state = pbus_table_state(table);
-		if (state != PBUS_TABLE_LIVE) {
+		if (status == TOOL_EXIT_OK &&
+		    (state = pbus_table_state(tool_source_table(source))) != PBUS_TABLE_LIVE) {
 			tool_error("instance '%s' is %s (pbusd is not running)", context->instance,
 				   tool_state_name(state));
 			status = TOOL_EXIT_NO_INSTANCE;
 		}
+	} else {
+		status = tool_source_connect(context, SERVER_TIMEOUT_MS,
+					     "'pbus set --direct' writes the segment itself", &source);
 	}
-	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
-		struct assignment *a = &as[i];
-
-		if (tool_find(table, a->name, &a->param) < 0) {
-			status = TOOL_EXIT_FAILURE;
-			break;
-		}
-		pbus_param_describe(a->param, &a->info);
-		status = prepare(a);
-	}
-	if (status == TOOL_EXIT_OK)
-		status = write_direct(table, as, count, wait_saved);
-	pbus_table_close(table);
-	return status;
-}
-
-/* The default: one SET request to pbusd. Its reply comes after persistent
- * values are saved, so --wait-saved is what always happens. */
-static int set_through_server(struct tool_context *context, struct assignment *as, int count)
-{
-	struct pbus_client *client = NULL;
-	struct pbus_write *writes = NULL;
-	struct assignment **sent = NULL;
-	int status, n = 0, r;
-
-	status = tool_connect(context, SERVER_TIMEOUT_MS,
-			      "'pbus set --direct' writes the segment itself", &client);
-	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++) {
-		struct assignment *a = &as[i];
-		uint32_t index;
-
-		a->client = client;
-		if (pbus_client_find(client, a->name, &index) < 0) {
-			tool_error("unknown parameter '%s'", a->name);
-			status = TOOL_EXIT_FAILURE;
-			break;
-		}
-		pbus_client_describe(client, index, &a->info);
-		status = prepare(a);
-		/* The protocol refuses an index twice in one batch: the last
-		 * value of a name is the one that stays, so only it is sent. */
-		for (int k = 0; k < i && status == TOOL_EXIT_OK; k++)
-			if (as[k].info.index == index)
-				as[k].superseded = true;
-	}
+	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++)
+		status = prepare(source, &as[i]);
 	if (status == TOOL_EXIT_OK) {
-		sent = calloc((size_t)count, sizeof(*sent));
 		writes = calloc((size_t)count, sizeof(*writes));
-		if (!sent || !writes) {
+		if (!writes) {
 			tool_error("out of memory");
 			status = TOOL_EXIT_FAILURE;
 		}
 	}
 	if (status == TOOL_EXIT_OK) {
-		for (int i = 0; i < count; i++)
-			if (!as[i].superseded) {
-				sent[n] = &as[i];
-				writes[n].index = as[i].info.index;
-				writes[n].value = as[i].buf;
-				writes[n].length = as[i].length;
-				n++;
-			}
-		r = pbus_client_set(client, writes, (size_t)n);
-		if (r < 0) {
-			int which = -1;
-
-			for (int i = 0; i < n && which < 0; i++)
-				if (writes[i].result < 0 && writes[i].result == r)
-					which = i;
-			switch (r) {
-			case -EPERM:
-			case -EACCES:
-			case -EINVAL:
-			case -ERANGE:
-			case -EMSGSIZE:
-			case -ENOENT:
-			case -EBUSY:
-				status = refuse(sent[which < 0 ? 0 : which], r);
-				break;
-			case -EIO:
-				tool_error("set: pbusd wrote the values but could not save them "
-					   "(see its log)");
-				status = TOOL_EXIT_FAILURE;
-				break;
-			case -ENOTCONN:
-				tool_error("set: the connection to pbusd was lost (pbusd stopped?); the "
-					   "values may or may not have been written");
-				status = TOOL_EXIT_NO_INSTANCE;
-				break;
-			case -ESTALE:
-				tool_error("set: instance '%s' was replaced by one with another schema",
-					   context->instance);
-				status = TOOL_EXIT_NO_INSTANCE;
-				break;
-			case -ETIMEDOUT:
-				tool_error("set: pbusd did not answer within %d s; the values may or "
-					   "may not have been written", SERVER_TIMEOUT_MS / 1000);
-				status = TOOL_EXIT_FAILURE;
-				break;
-			default:
-				tool_error("set: pbusd: %s", pbus_strerror(r));
-				status = TOOL_EXIT_FAILURE;
-			}
+		for (int i = 0; i < count; i++) {
+			writes[i].index = as[i].info.index;
+			writes[i].status = PBUS_STATUS_OK;
+			writes[i].value = as[i].buf;
+			writes[i].length = as[i].length;
 		}
+		r = tool_source_write(source, writes, (size_t)count);
+		if (r < 0)
+			status = report_refusal(source, as, writes, count, r, context);
+		else if (direct && wait)
+			status = wait_until_saved(source, as, writes, count);
 	}
-	free(sent);
 	free(writes);
-	pbus_client_close(client);
+	tool_source_close(source);
 	return status;
 }
 
@@ -478,8 +426,7 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 		as[i].text = eq + 1;
 	}
 	if (status == TOOL_EXIT_OK)
-		status = direct ? set_direct(context, as, count, wait_saved)
-				: set_through_server(context, as, count);
+		status = set_all(context, as, count, direct, wait_saved);
 	for (int i = 0; i < count; i++)
 		free(as[i].buf);
 	free(as);

@@ -49,7 +49,8 @@ static char *dup_or_empty(const char *text)
 }
 
 /* The cells of one parameter's row. */
-static void fill_row(const struct pbus_param *param, bool long_format, char **cells)
+static void fill_row(const struct pbus_view *view, const struct pbus_param *param, bool long_format,
+		     char **cells)
 {
 	struct pbus_param_info info;
 	struct tool_value value;
@@ -65,7 +66,7 @@ static void fill_row(const struct pbus_param *param, bool long_format, char **ce
 		cells[2] = dup_or_empty(buf);
 		tool_value_clear(&value);
 	} else {
-		char *text = tool_value_text(param, value.data, value.sample.length);
+		char *text = tool_value_text(view, info.index, value.data, value.sample.length);
 
 		cells[2] = dup_or_empty(text);
 		free(text);
@@ -78,13 +79,13 @@ static void fill_row(const struct pbus_param *param, bool long_format, char **ce
 	cells[4] = dup_or_empty(buf);
 	cells[5] = dup_or_empty(pbus_update_class_name(info.update_class));
 	if (info.flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX)) {
-		tool_limits_text(param, buf, sizeof(buf));
+		tool_limits_text(&info, buf, sizeof(buf));
 		cells[6] = dup_or_empty(buf);
 	} else {
 		cells[6] = dup_or_empty("-");
 	}
 	if (info.flags & PBUS_PARAM_HAS_DEFAULT) {
-		char *text = tool_value_text(param, info.default_value, info.default_length);
+		char *text = tool_value_text(view, info.index, info.default_value, info.default_length);
 
 		cells[7] = dup_or_empty(text && *text ? text : "\"\"");
 		free(text);
@@ -168,7 +169,7 @@ static int run(struct tool_context *context, int argc, char **argv)
 			tool_error("out of memory");
 			exit(TOOL_EXIT_FAILURE);
 		}
-		fill_row(param, long_format, cells[rows]);
+		fill_row(pbus_table_view(table), param, long_format, cells[rows]);
 		for (int c = 0; c < columns; c++) {
 			size_t w = text_width(cells[rows][c]);
 

@@ -290,17 +290,6 @@ int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 	}
 }
 
-int tool_find(struct pbus_table *table, const char *name, const struct pbus_param **ret_param)
-{
-	int r = pbus_table_find(table, name, ret_param);
-
-	if (r == -ENOENT)
-		tool_error("unknown parameter '%s'", name);
-	else if (r < 0)
-		tool_error("%s: %s", name, pbus_strerror(r));
-	return r;
-}
-
 const char *tool_state_name(int state)
 {
 	switch (state) {
@@ -310,6 +299,29 @@ const char *tool_state_name(int state)
 	case PBUS_TABLE_ORPHANED: return "orphaned";
 	default: return "?";
 	}
+}
+
+int64_t tool_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t tool_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void tool_sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL); /* a signal cuts it short, which is what we want */
 }
 
 /* Digits only (no sign, no space), in @base, up to @max. */
@@ -365,9 +377,10 @@ void tool_value_clear(struct tool_value *value)
 	value->data = NULL;
 }
 
-char *tool_value_text(const struct pbus_param *param, const void *data, size_t length)
+char *tool_value_text(const struct pbus_view *view, uint32_t index, const void *data,
+		      size_t length)
 {
-	int n = pbus_param_format(param, data, length, NULL, 0);
+	int n = pbus_view_format(view, index, data, length, NULL, 0);
 	char *text;
 
 	if (n < 0)
@@ -377,7 +390,7 @@ char *tool_value_text(const struct pbus_param *param, const void *data, size_t l
 		return NULL;
 	text[0] = 0;
 	if (n > 0)
-		pbus_param_format(param, data, length, text, (size_t)n + 1);
+		pbus_view_format(view, index, data, length, text, (size_t)n + 1);
 	return text;
 }
 
@@ -431,7 +444,7 @@ static bool type_range(unsigned element, union pbus_number *lo, union pbus_numbe
 	}
 }
 
-void tool_limits_text_info(const struct pbus_param_info *info, char *buf, size_t size)
+void tool_limits_text(const struct pbus_param_info *info, char *buf, size_t size)
 {
 	union pbus_number lo, hi;
 	char lo_text[48], hi_text[48];
@@ -458,16 +471,6 @@ void tool_limits_text_info(const struct pbus_param_info *info, char *buf, size_t
 	else
 		snprintf(buf, size, "%s %s%s%s", has_lo ? "at least" : "at most",
 			 has_lo ? lo_text : hi_text, *info->unit ? " " : "", info->unit);
-}
-
-void tool_limits_text(const struct pbus_param *param, char *buf, size_t size)
-{
-	struct pbus_param_info info;
-
-	if (size)
-		buf[0] = 0;
-	if (pbus_param_describe(param, &info) == 0)
-		tool_limits_text_info(&info, buf, size);
 }
 
 void tool_flags_text(unsigned flags, char *buf, size_t size)
@@ -504,18 +507,14 @@ static const char *article(const char *word)
 	return strchr("aeioAEIO", word[0]) ? "an" : "a";
 }
 
-/* "OFF, ON, TRIPPED": the labels @label gives for 0, 1, ... until it
- * fails (a table's parameter or a client's). */
-typedef int (*enumerator_fn)(const void *source, uint32_t index, uint32_t i, const char **ret_label);
-
-static void enum_labels_text(enumerator_fn label_of, const void *source, uint32_t index, char *buf,
-			     size_t size)
+/* "OFF, ON, TRIPPED": the labels of enum parameter @index. */
+static void enum_labels_text(const struct pbus_view *view, uint32_t index, char *buf, size_t size)
 {
 	const char *label;
 	size_t used = 0;
 
 	buf[0] = 0;
-	for (uint32_t i = 0; label_of(source, index, i, &label) == 0; i++) {
+	for (uint32_t i = 0; pbus_view_enumerator(view, index, i, &label, NULL) == 0; i++) {
 		int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", label);
 
 		if (n < 0 || (size_t)n >= size - used) {
@@ -528,35 +527,29 @@ static void enum_labels_text(enumerator_fn label_of, const void *source, uint32_
 	}
 }
 
-static int table_enumerator(const void *source, uint32_t index, uint32_t i, const char **ret_label)
+void tool_parse_error_text(const struct pbus_view *view, uint32_t index, int negative_errno,
+			   char *buf, size_t size)
 {
-	(void)index;
-	return pbus_param_enumerator(source, i, ret_label, NULL);
-}
-
-static int client_enumerator(const void *source, uint32_t index, uint32_t i, const char **ret_label)
-{
-	return pbus_client_enumerator(source, index, i, ret_label, NULL);
-}
-
-static void parse_error_text(const struct pbus_param_info *info, enumerator_fn label_of,
-			     const void *source, int negative_errno, char *buf, size_t size)
-{
+	struct pbus_param_info info;
 	char detail[384];
 	unsigned element;
 	bool array;
 	const char *element_name;
 
-	array = info->type & PBUS_TYPE_ARRAY_FLAG;
-	element = info->type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
+	if (pbus_view_describe(view, index, &info) < 0) {
+		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
+		return;
+	}
+	array = info.type & PBUS_TYPE_ARRAY_FLAG;
+	element = info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
 	element_name = pbus_type_name(element);
 	switch (negative_errno) {
 	case -ERANGE:
 		if (element == PBUS_TYPE_ENUM) {
-			enum_labels_text(label_of, source, info->index, detail, sizeof(detail));
+			enum_labels_text(view, index, detail, sizeof(detail));
 			snprintf(buf, size, "not an enumerator (one of %s)", detail);
 		} else {
-			tool_limits_text_info(info, detail, sizeof(detail));
+			tool_limits_text(&info, detail, sizeof(detail));
 			snprintf(buf, size, "%s out of range (%s)", array ? "element" : "value",
 				 detail);
 		}
@@ -564,9 +557,9 @@ static void parse_error_text(const struct pbus_param_info *info, enumerator_fn l
 	case -EMSGSIZE:
 		if (array)
 			snprintf(buf, size, "too many elements (at most %u)",
-				 info->element_size ? info->value_size / info->element_size : 0);
+				 info.element_size ? info.value_size / info.element_size : 0);
 		else
-			snprintf(buf, size, "too long (at most %u bytes)", info->value_size);
+			snprintf(buf, size, "too long (at most %u bytes)", info.value_size);
 		return;
 	case -EINVAL:
 		if (array) {
@@ -590,7 +583,7 @@ static void parse_error_text(const struct pbus_param_info *info, enumerator_fn l
 			snprintf(buf, size, "not hex bytes (two hex digits per byte, e.g. 00ff)");
 			return;
 		case PBUS_TYPE_ENUM:
-			enum_labels_text(label_of, source, info->index, detail, sizeof(detail));
+			enum_labels_text(view, index, detail, sizeof(detail));
 			snprintf(buf, size, "not an enumerator (one of %s)", detail);
 			return;
 		default:
@@ -601,28 +594,6 @@ static void parse_error_text(const struct pbus_param_info *info, enumerator_fn l
 	default:
 		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
 	}
-}
-
-void tool_parse_error_text(const struct pbus_param *param, int negative_errno, char *buf,
-			   size_t size)
-{
-	struct pbus_param_info info;
-
-	if (pbus_param_describe(param, &info) < 0)
-		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
-	else
-		parse_error_text(&info, table_enumerator, param, negative_errno, buf, size);
-}
-
-void tool_client_parse_error_text(const struct pbus_client *client, uint32_t index,
-				  int negative_errno, char *buf, size_t size)
-{
-	struct pbus_param_info info;
-
-	if (pbus_client_describe(client, index, &info) < 0)
-		snprintf(buf, size, "%s", pbus_strerror(negative_errno));
-	else
-		parse_error_text(&info, client_enumerator, client, negative_errno, buf, size);
 }
 
 void tool_time_text(uint64_t ns, char *buf, size_t size)
@@ -735,10 +706,10 @@ void tool_json_string(FILE *out, const char *text, size_t length)
 }
 
 /* One scalar element at @data as a JSON value. */
-static void json_element(FILE *out, const struct pbus_param *param, unsigned element,
+static void json_element(FILE *out, const struct pbus_view *view, uint32_t index, unsigned element,
 			 const unsigned char *data, size_t size)
 {
-	char *text = tool_value_text(param, data, size);
+	char *text = tool_value_text(view, index, data, size);
 
 	if (!text) {
 		fputs("null", out);
@@ -761,14 +732,14 @@ static void json_element(FILE *out, const struct pbus_param *param, unsigned ele
 	free(text);
 }
 
-void tool_json_value(FILE *out, const struct pbus_param *param, const void *data,
+void tool_json_value(FILE *out, const struct pbus_view *view, uint32_t index, const void *data,
 		     size_t length)
 {
 	struct pbus_param_info info;
 	const unsigned char *p = data;
 	unsigned element;
 
-	if (pbus_param_describe(param, &info) < 0) {
+	if (pbus_view_describe(view, index, &info) < 0) {
 		fputs("null", out);
 		return;
 	}
@@ -776,7 +747,7 @@ void tool_json_value(FILE *out, const struct pbus_param *param, const void *data
 	if (info.type == PBUS_TYPE_STRING) {
 		tool_json_string(out, data, length);
 	} else if (info.type == PBUS_TYPE_BYTES) {
-		char *text = tool_value_text(param, data, length);
+		char *text = tool_value_text(view, index, data, length);
 
 		tool_json_string(out, text ? text : "", text ? strlen(text) : 0);
 		free(text);
@@ -786,11 +757,11 @@ void tool_json_value(FILE *out, const struct pbus_param *param, const void *data
 		     off += info.element_size) {
 			if (off)
 				fputs(", ", out);
-			json_element(out, param, element, p + off, info.element_size);
+			json_element(out, view, index, element, p + off, info.element_size);
 		}
 		fputc(']', out);
 	} else {
-		json_element(out, param, element, p, length);
+		json_element(out, view, index, element, p, length);
 	}
 }
 

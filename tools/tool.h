@@ -4,7 +4,8 @@
  * error messages, opening the instance named by -i / $PBUS_INSTANCE, value
  * text and JSON output, connecting to pbusd's socket. Each subcommand family
  * lives in its own file (list.c, get-set.c, watch.c, dump.c, stat.c);
- * main.c dispatches.
+ * main.c dispatches. get, set and watch take their values from a source,
+ * the table or pbusd (source.h).
  *
  * The tool is single-threaded; nothing here is meant to be thread-safe.
  */
@@ -133,14 +134,11 @@ int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 /* Exit status for a negative errno from opening or using an instance. */
 int tool_exit_status(int negative_errno);
 
-/* Look up @name; on failure print "unknown parameter 'name'" and return
- * the negative errno. */
-int tool_find(struct pbus_table *table, const char *name, const struct pbus_param **ret_param);
-
 /* --- Values -------------------------------------------------------------- */
 
-/* A value read from the table, with its sample; @data is malloc'd (free it
- * with tool_value_clear()) and holds value_size bytes at most. */
+/* A value read from the table (or received from pbusd, source.h), with its
+ * sample; @data is malloc'd (free it with tool_value_clear()) and holds
+ * value_size bytes at most. */
 struct tool_value {
 	unsigned char *data;
 	struct pbus_sample sample;
@@ -150,33 +148,29 @@ struct tool_value {
 int tool_value_read(const struct pbus_param *param, struct tool_value *ret_value);
 void tool_value_clear(struct tool_value *value);
 
-/* The value as text (pbus_param_format), malloc'd; NULL only when out of
- * memory. */
-char *tool_value_text(const struct pbus_param *param, const void *data, size_t length);
+/* A value of parameter @index of @view (a table's or a client's) as text
+ * (pbus_view_format), malloc'd; NULL only when out of memory. */
+char *tool_value_text(const struct pbus_view *view, uint32_t index, const void *data,
+		      size_t length);
 
 /* A limit (min or max) of @param as text, per its (element) type. */
 void tool_number_text(unsigned type, union pbus_number number, char *buf, size_t size);
 
-/* "[0 … 30 V]"-style description of the limits, "" if it has none. */
-void tool_limits_text(const struct pbus_param *param, char *buf, size_t size);
-
-/* The same for a parameter described by @info (a table's or a client's). */
-void tool_limits_text_info(const struct pbus_param_info *info, char *buf, size_t size);
+/* "0 … 30 V"-style description of the limits of the parameter described
+ * by @info (a table's or a client's), "" if it has none. */
+void tool_limits_text(const struct pbus_param_info *info, char *buf, size_t size);
 
 /* "ro,persistent" or "-". */
 void tool_flags_text(unsigned flags, char *buf, size_t size);
 
 /*
- * Why @text is not a valid value of @param, given the -errno that
- * pbus_param_parse() returned: "value out of range (0 … 30 V)", "not a bool
- * (true/false)", "too long (at most 8 bytes)" ...
+ * Why a text is not a valid value of parameter @index of @view (a table's
+ * or a client's), given the -errno that pbus_view_parse() returned: "value
+ * out of range (0 … 30 V)", "not a bool (true/false)", "too long (at most 8
+ * bytes)" ...
  */
-void tool_parse_error_text(const struct pbus_param *param, int negative_errno, char *buf,
-			   size_t size);
-
-/* The same for parameter @index of a socket client's schema. */
-void tool_client_parse_error_text(const struct pbus_client *client, uint32_t index,
-				  int negative_errno, char *buf, size_t size);
+void tool_parse_error_text(const struct pbus_view *view, uint32_t index, int negative_errno,
+			   char *buf, size_t size);
 
 /* Write @text with control characters escaped (\n, \t, \xNN), so that it
  * stays on one line. */
@@ -190,15 +184,22 @@ void tool_time_text(uint64_t ns, char *buf, size_t size);
 /* A JSON string literal of @text (UTF-8; invalid bytes become U+FFFD). */
 void tool_json_string(FILE *out, const char *text, size_t length);
 
-/* The value as a JSON value: a number, true/false, a string (string, bytes
- * in hex, enum label), an array of those, or null for NaN/infinity. */
-void tool_json_value(FILE *out, const struct pbus_param *param, const void *data,
+/* A value of parameter @index of @view as a JSON value: a number,
+ * true/false, a string (string, bytes in hex, enum label), an array of
+ * those, or null for NaN/infinity. */
+void tool_json_value(FILE *out, const struct pbus_view *view, uint32_t index, const void *data,
 		     size_t length);
 
 /* --- Misc ---------------------------------------------------------------- */
 
 /* The instance state as a word: "live", "closed", "replaced", "orphaned". */
 const char *tool_state_name(int state);
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in ns; a sleep that a signal cuts
+ * short. */
+int64_t tool_monotonic_ns(void);
+uint64_t tool_realtime_ns(void);
+void tool_sleep_ms(unsigned ms);
 
 /* Parse a non-negative decimal integer argument; -EINVAL if malformed. */
 int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret);

@@ -1,46 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * watch.c: `pbus watch`, a live view of parameters.
+ * watch.c: `pbus watch`, a live view of parameters: its options, what it
+ * watches, the loop, and the line output for scripts. The values and their
+ * changes come from a source (source.h): the table, or with --server a
+ * subscription to pbusd; the terminal view is drawn by watch-terminal.c.
  *
- * On a terminal it redraws a block of lines in place (ANSI cursor movement,
- * no scrolling, no alternate screen, so the last picture stays when it
- * exits), at most once per --interval and once a second for the ages. When
- * stdout is not a terminal it prints one line per change, "name=value
- * status", for scripts and tests.
+ * On a terminal the block of lines is redrawn at most once per --interval
+ * and once a second for the ages. When stdout is not a terminal it prints
+ * one line per change, "name=value status", for scripts and tests.
  *
- * Changes come from pbus_watch_wait(), which sleeps on a futex until a
- * watched parameter is written: nothing is polled. The waits still carry a
- * timeout of at most a second, because a signal that arrives after the
- * stop flag was checked but before the futex sleep begins would otherwise
- * be noticed only at the next change; waking once a second to look at a
- * flag costs nothing.
+ * The table's changes come from pbus_watch_wait(), which sleeps on a futex
+ * until a watched parameter is written: nothing is polled. The waits still
+ * carry a timeout of at most a second, because a signal that arrives after
+ * the stop flag was checked but before the sleep begins would otherwise be
+ * noticed only at the next change; waking once a second to look at a flag
+ * costs nothing. Through pbusd, pbusd coalesces the notifications (on a
+ * terminal it sends at most one per --interval).
  *
- * When the instance is closed or replaced (pbusd stopped or restarted),
- * the wait returns -ESTALE; the watch says so on stderr and reopens the
- * instance for up to REOPEN_TIMEOUT_MS.
- *
- * With --server the values come from a subscription to pbusd over its
- * socket (parambus/client.h) instead: the same output, fed by notifications
- * that pbusd coalesces (on a terminal it sends at most one per --interval).
- * The client reconnects by itself after a restart; while the connection is
- * down, the loop makes a request every REOPEN_RETRY_MS so that the client
- * tries at once instead of waiting for its backoff timer.
+ * When pbusd stops or restarts, the watch says so on stderr and waits for
+ * the instance to come back for up to REOPEN_TIMEOUT_MS: it reopens the
+ * table (TOOL_SOURCE_GONE), or the client reconnects by itself
+ * (TOOL_CHANGE_LOST, then TOOL_CHANGE_BACK) while the loop goes on.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "watch.h"
 
-enum { REOPEN_TIMEOUT_MS = 5000, REOPEN_RETRY_MS = 100 };
 enum { DEFAULT_INTERVAL_MS = 100, AGE_REFRESH_MS = 1000, SIGNAL_CHECK_MS = 1000 };
-enum { NAME_WIDTH_MAX = 40, UNIT_WIDTH_MAX = 10, STATUS_WIDTH = 7, AGE_WIDTH = 7 };
+#define NS_PER_MS INT64_C(1000000)
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t resized;
@@ -57,829 +49,274 @@ static void on_resize(int signal_number)
 	resized = 1;
 }
 
-struct watch_options {
-	int64_t interval_ns;
-	unsigned long long count; /* 0: no limit */
-	bool initial;
-	bool terminal;
-	char **names;
-	int name_count;
-};
-
-/* --server: the last value pbusd sent of a parameter. */
-struct cached {
-	unsigned char *data; /* capacity bytes: the parameter's value_size */
-	uint32_t capacity, length, status;
-	uint64_t timestamp_ns;
-	bool have;
-};
-
-struct view {
-	struct tool_context *context;
-	const struct watch_options *options;
-	struct pbus_table *table;
-	struct pbus_watch *watch;
-	uint32_t *indexes; /* what is shown, in order */
-	size_t count;
-	int drawn_lines;   /* lines of the block on screen, for redraws */
-	unsigned long long changes;
-	/* --server */
-	struct pbus_client *client;
-	struct cached *cache; /* by parameter index */
-	uint32_t cache_count;
-	bool connected;       /* the subscription is live */
-	bool first_values;    /* the next VALUES is the first of the subscription */
-	bool dirty;           /* terminal: something to draw */
-	bool done;            /* --count reached, or stdout gone */
-	int64_t lost_at;      /* CLOCK_MONOTONIC of the loss; 0 while connected */
-};
-
-static int64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL); /* a signal cuts it short, which is what we want */
-}
-
-/* --- Resolving what to watch --------------------------------------------- */
-
-static void view_close(struct view *v)
-{
-	pbus_watch_free(v->watch);
-	v->watch = NULL;
-	free(v->indexes);
-	v->indexes = NULL;
-	v->count = 0;
-	pbus_table_close(v->table);
-	v->table = NULL;
-}
-
-/* Resolve the names (or every readable parameter) and start the watch.
- * Prints its own errors; returns an exit status. */
-static int view_resolve(struct view *v)
-{
-	const struct watch_options *o = v->options;
-	uint32_t total = pbus_table_param_count(v->table);
-	size_t n = 0;
-	int r;
-
-	v->indexes = calloc(o->name_count ? (size_t)o->name_count : (total ? total : 1),
-			    sizeof(*v->indexes));
-	if (!v->indexes) {
-		tool_error("out of memory");
-		return TOOL_EXIT_FAILURE;
-	}
-	if (o->name_count) {
-		for (int i = 0; i < o->name_count; i++) {
-			const struct pbus_param *param;
-			struct pbus_param_info info;
-
-			if (tool_find(v->table, o->names[i], &param) < 0)
-				return TOOL_EXIT_FAILURE;
-			pbus_param_describe(param, &info);
-			if (info.flags & PBUS_PARAM_NOREAD) {
-				tool_error("watch %s: parameter is not readable (noRead)", info.name);
-				return TOOL_EXIT_FAILURE;
-			}
-			v->indexes[n++] = info.index;
-		}
-	} else {
-		for (uint32_t i = 0; i < total; i++) {
-			const struct pbus_param *param;
-			struct pbus_param_info info;
-
-			if (pbus_table_param(v->table, i, &param) == 0 &&
-			    pbus_param_describe(param, &info) == 0 && !(info.flags & PBUS_PARAM_NOREAD))
-				v->indexes[n++] = i;
-		}
-		if (n == 0) {
-			tool_error("watch: the instance has no readable parameter");
-			return TOOL_EXIT_FAILURE;
-		}
-	}
-	v->count = n;
-	/* Watching everything takes the one "any" registration rather than one
-	 * per parameter. */
-	r = pbus_watch_new(v->table, v->indexes, n == total && !o->name_count ? 0 : n, &v->watch);
-	if (r < 0) {
-		tool_error("watch: %s", pbus_strerror(r));
-		return TOOL_EXIT_FAILURE;
-	}
-	return TOOL_EXIT_OK;
-}
-
 /* --- Line output (not a terminal) ---------------------------------------- */
 
-static bool print_change(const struct pbus_param *param)
+/* "name=value status" of parameter @index, as the source has it now;
+ * nothing if it cannot be read. */
+static void print_value(const struct watch *w, uint32_t index)
 {
+	const struct pbus_view *view = tool_source_view(w->source);
+	struct pbus_param_info info;
 	struct tool_value value;
 	char *text;
 
-	if (tool_value_read(param, &value) < 0) {
+	if (tool_source_read(w->source, index, &value) < 0) {
 		tool_value_clear(&value);
-		return false;
+		return;
 	}
-	text = tool_value_text(param, value.data, value.sample.length);
-	printf("%s=", pbus_param_name(param));
+	text = tool_value_text(view, index, value.data, value.sample.length);
+	pbus_view_describe(view, index, &info);
+	printf("%s=", info.name);
 	tool_print_escaped(stdout, text ? text : "");
 	printf(" %s\n", pbus_status_name((unsigned)value.status));
 	free(text);
 	tool_value_clear(&value);
-	return true;
 }
 
-/* --- The terminal view --------------------------------------------------- */
-
-/* A growing string for one frame. */
-struct frame {
-	char *text;
-	size_t length, capacity;
-};
-
-static void frame_add(struct frame *f, const char *s, size_t n)
+static void print_all(const struct watch *w)
 {
-	if (f->length + n + 1 > f->capacity) {
-		size_t capacity = (f->capacity ? f->capacity * 2 : 4096);
-		char *text;
-
-		while (capacity < f->length + n + 1)
-			capacity *= 2;
-		text = realloc(f->text, capacity);
-		if (!text)
-			return; /* a frame missing a piece; the next one will do */
-		f->text = text;
-		f->capacity = capacity;
-	}
-	memcpy(f->text + f->length, s, n);
-	f->length += n;
-	f->text[f->length] = 0;
+	for (size_t i = 0; i < w->count; i++)
+		print_value(w, w->indexes[i]);
 }
 
-static void frame_puts(struct frame *f, const char *s)
+/* --- What to watch ------------------------------------------------------- */
+
+static void on_change(const struct tool_change *change, void *userdata);
+
+/* Resolve the names (or every parameter that can be watched: readable, and
+ * through pbusd also subscribable) and start watching them. Prints its own
+ * errors; returns an exit status. */
+static int resolve(struct watch *w)
 {
-	frame_add(f, s, strlen(s));
-}
+	const struct watch_options *o = w->options;
+	const struct pbus_view *view = tool_source_view(w->source);
+	bool server = tool_source_is_server(w->source);
+	unsigned hidden = PBUS_PARAM_NOREAD | (server ? PBUS_PARAM_NOSUBSCRIPTIONS : 0u);
+	uint32_t total = pbus_view_count(view);
+	size_t n = 0;
 
-/* Append @text escaped (control characters as \n, \xNN), cut or padded to
- * exactly @width columns; a cut ends in an ellipsis. Widths count UTF-8
- * code points, which is right for the text an instrument has. */
-static void frame_cell(struct frame *f, const char *text, size_t width, bool pad)
-{
-	size_t used = 0;
-	const unsigned char *c = (const unsigned char *)text;
-
-	while (*c) {
-		char escaped[8];
-		const char *piece = (const char *)c;
-		size_t length = 1, columns = 1;
-
-		if (*c == '\n' || *c == '\t' || *c == '\r') {
-			snprintf(escaped, sizeof(escaped), "\\%c",
-				 *c == '\n' ? 'n' : *c == '\t' ? 't' : 'r');
-			piece = escaped;
-			columns = 2;
-		} else if (*c < 0x20 || *c == 0x7f) {
-			snprintf(escaped, sizeof(escaped), "\\x%02x", *c);
-			piece = escaped;
-			columns = 4;
-		} else {
-			while ((c[length] & 0xc0) == 0x80)
-				length++;
-		}
-		/* Keep one column for the ellipsis unless this is the end. */
-		if (used + columns > width || (used + columns == width && c[length])) {
-			if (used < width) {
-				frame_puts(f, "\u2026");
-				used++;
-			}
-			break;
-		}
-		frame_add(f, piece, piece == escaped ? columns : length);
-		used += columns;
-		c += length;
-	}
-	for (; pad && used < width; used++)
-		frame_add(f, " ", 1);
-}
-
-static void age_text(uint64_t timestamp_ns, uint64_t now_ns, char *buf, size_t size)
-{
-	uint64_t age = now_ns > timestamp_ns ? now_ns - timestamp_ns : 0;
-	uint64_t s = age / 1000000000u;
-
-	if (timestamp_ns == 0)
-		snprintf(buf, size, "-");
-	else if (s < 10)
-		snprintf(buf, size, "%.1fs", (double)age / 1e9);
-	else if (s < 60)
-		snprintf(buf, size, "%llus", (unsigned long long)s);
-	else if (s < 3600)
-		snprintf(buf, size, "%llum%02llus", (unsigned long long)(s / 60),
-			 (unsigned long long)(s % 60));
-	else if (s < 86400)
-		snprintf(buf, size, "%lluh%02llum", (unsigned long long)(s / 3600),
-			 (unsigned long long)(s % 3600 / 60));
-	else
-		snprintf(buf, size, "%llud", (unsigned long long)(s / 86400));
-}
-
-static size_t utf8_width(const char *text)
-{
-	size_t w = 0;
-
-	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
-		w += (*c & 0xc0) != 0x80;
-	return w;
-}
-
-/* The description of the @i-th parameter shown. */
-static void view_describe(const struct view *v, size_t i, struct pbus_param_info *ret_info)
-{
-	const struct pbus_param *param;
-
-	if (v->client) {
-		pbus_client_describe(v->client, v->indexes[i], ret_info);
-	} else {
-		pbus_table_param(v->table, v->indexes[i], &param);
-		pbus_param_describe(param, ret_info);
-	}
-}
-
-/* A value as text, from a client's schema; malloc'd, NULL if out of memory. */
-static char *client_value_text(const struct pbus_client *client, uint32_t index,
-			       const void *data, size_t length)
-{
-	int n = pbus_client_format(client, index, data, length, NULL, 0);
-	char *text = malloc(n > 0 ? (size_t)n + 1 : 1);
-
-	if (text) {
-		text[0] = 0;
-		if (n > 0)
-			pbus_client_format(client, index, data, length, text, (size_t)n + 1);
-	}
-	return text;
-}
-
-/* What a row shows of the @i-th parameter: the value (text, malloc'd; or
- * NULL and a problem), status and time. */
-struct row {
-	char *text;
-	const char *problem;
-	const char *status;
-	uint64_t timestamp_ns;
-};
-
-static void view_row(const struct view *v, size_t i, struct row *ret)
-{
-	const struct pbus_param *param;
-	struct tool_value value;
-
-	memset(ret, 0, sizeof(*ret));
-	if (v->client) {
-		const struct cached *c = &v->cache[v->indexes[i]];
-
-		if (!c->have) {
-			ret->problem = "\u2026"; /* the first notification is on its way */
-			ret->status = "";
-			return;
-		}
-		ret->text = client_value_text(v->client, v->indexes[i], c->data, c->length);
-		ret->problem = "";
-		ret->status = pbus_status_name(c->status);
-		ret->timestamp_ns = c->timestamp_ns;
-		return;
-	}
-	pbus_table_param(v->table, v->indexes[i], &param);
-	tool_value_read(param, &value);
-	ret->text = value.status >= 0 ? tool_value_text(param, value.data, value.sample.length)
-				      : NULL;
-	ret->problem = value.status >= 0 ? "" : pbus_strerror(value.status);
-	ret->status = value.status >= 0 ? pbus_status_name((unsigned)value.status) : "error";
-	ret->timestamp_ns = value.sample.timestamp_ns;
-	tool_value_clear(&value);
-}
-
-static void view_draw(struct view *v)
-{
-	struct winsize ws;
-	size_t columns = 80, rows = 24, name_width = 4, unit_width = 4, value_width, shown;
-	struct frame f = {NULL, 0, 0};
-	uint64_t now = realtime_ns();
-	char line[256], age[32];
-	unsigned major = 0, minor = 0;
-	const char *interface;
-	int state;
-
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
-		columns = ws.ws_col;
-		rows = ws.ws_row;
-	}
-	if (resized) {
-		/* Lines drawn for the old width may have wrapped: start over. */
-		resized = 0;
-		frame_puts(&f, "\033[H\033[2J");
-		v->drawn_lines = 0;
-	}
-	if (v->drawn_lines > 0) {
-		snprintf(line, sizeof(line), "\r\033[%dA", v->drawn_lines);
-		frame_puts(&f, line);
-	}
-	/* One line stays free so that the block never scrolls the screen. */
-	shown = v->count;
-	if (shown + 2 > rows)
-		shown = rows > 3 ? rows - 3 : 0; /* header, the "more" line, the free line */
-	for (size_t i = 0; i < shown; i++) {
-		struct pbus_param_info info;
-
-		view_describe(v, i, &info);
-		if (utf8_width(info.name) > name_width)
-			name_width = utf8_width(info.name);
-		if (utf8_width(info.unit) > unit_width)
-			unit_width = utf8_width(info.unit);
-	}
-	if (name_width > NAME_WIDTH_MAX)
-		name_width = NAME_WIDTH_MAX;
-	if (unit_width > UNIT_WIDTH_MAX)
-		unit_width = UNIT_WIDTH_MAX;
-	value_width = columns > name_width + unit_width + STATUS_WIDTH + AGE_WIDTH + 8 + 10
-			      ? columns - (name_width + unit_width + STATUS_WIDTH + AGE_WIDTH + 8)
-			      : 10;
-
-	if (v->client) {
-		snprintf(line, sizeof(line), "%s  via pbusd  %s  %zu parameter%s  (Ctrl-C quits)",
-			 v->context->instance, v->connected ? "connected" : "reconnecting", v->count,
-			 v->count == 1 ? "" : "s");
-	} else {
-		interface = pbus_table_interface(v->table, &major, &minor);
-		state = pbus_table_state(v->table);
-		snprintf(line, sizeof(line), "%s  %s %u.%u  %s  %zu parameter%s  (Ctrl-C quits)",
-			 pbus_table_instance(v->table), interface ? interface : "?", major, minor,
-			 tool_state_name(state), v->count, v->count == 1 ? "" : "s");
-	}
-	frame_puts(&f, "\r\033[2K");
-	frame_cell(&f, line, columns - 1, false);
-	frame_puts(&f, "\n");
-	for (size_t i = 0; i < shown; i++) {
-		struct pbus_param_info info;
-		struct row row;
-
-		view_describe(v, i, &info);
-		view_row(v, i, &row);
-		age_text(row.timestamp_ns, now, age, sizeof(age));
-		frame_puts(&f, "\r\033[2K");
-		frame_cell(&f, info.name, name_width, true);
-		frame_puts(&f, "  ");
-		frame_cell(&f, row.text ? row.text : row.problem, value_width, true);
-		frame_puts(&f, "  ");
-		frame_cell(&f, info.unit, unit_width, true);
-		frame_puts(&f, "  ");
-		frame_cell(&f, row.status, STATUS_WIDTH, true);
-		snprintf(line, sizeof(line), "  %*s", AGE_WIDTH, age);
-		frame_puts(&f, line);
-		frame_puts(&f, "\n");
-		free(row.text);
-	}
-	if (shown < v->count) {
-		snprintf(line, sizeof(line), "\u2026 %zu more (a taller terminal, or name the "
-			 "parameters to watch)", v->count - shown);
-		frame_puts(&f, "\r\033[2K");
-		frame_cell(&f, line, columns - 1, false);
-		frame_puts(&f, "\n");
-	}
-	/* If the block shrank (a reopened instance), clear what was below. */
-	frame_puts(&f, "\033[J");
-	if (f.text)
-		fwrite(f.text, 1, f.length, stdout);
-	fflush(stdout);
-	free(f.text);
-	v->drawn_lines = 1 + (int)shown + (shown < v->count);
-}
-
-/* --- The loop ------------------------------------------------------------ */
-
-/* Report every change the last wait found. Returns false when --count is
- * reached or stdout is gone. */
-static bool view_take_changes(struct view *v)
-{
-	uint32_t index;
-	bool more = true;
-
-	while (pbus_watch_next(v->watch, &index) > 0) {
-		const struct pbus_param *param;
-
-		if (!more)
-			continue; /* drain */
-		if (!v->options->terminal) {
-			if (pbus_table_param(v->table, index, &param) == 0)
-				print_change(param);
-		}
-		v->changes++;
-		if (v->options->count && v->changes >= v->options->count)
-			more = false;
-	}
-	if (!v->options->terminal && (fflush(stdout) != 0 || ferror(stdout)))
-		return false;
-	return more;
-}
-
-/* The instance was closed or replaced: reopen it. Returns an exit status;
- * TOOL_EXIT_OK means v is usable again. */
-static int view_reopen(struct view *v)
-{
-	const char *name = v->context->instance;
-	int64_t deadline = monotonic_ns() + (int64_t)REOPEN_TIMEOUT_MS * 1000000;
-	int state = pbus_table_state(v->table);
-
-	if (v->options->terminal)
-		fputs("\033[?25h", stdout);
-	fflush(stdout);
-	tool_error("watch: instance '%s' was %s (pbusd stopped or restarted); reopening",
-		   name, state == PBUS_TABLE_REPLACED ? "replaced" : "closed");
-	view_close(v);
-	v->drawn_lines = 0;
-	while (!stop_requested) {
-		int r = pbus_table_open(name, PBUS_OPEN_READ, &v->table);
-
-		if (r == 0 && pbus_table_state(v->table) == PBUS_TABLE_LIVE) {
-			int status = view_resolve(v);
-
-			if (status != TOOL_EXIT_OK)
-				return status;
-			tool_error("watch: instance '%s' is back", name);
-			if (v->options->terminal) {
-				fputs("\033[?25l", stdout);
-			} else {
-				/* The values may have changed meanwhile: print them all. */
-				for (size_t i = 0; i < v->count; i++) {
-					const struct pbus_param *param;
-
-					pbus_table_param(v->table, v->indexes[i], &param);
-					print_change(param);
-					v->changes++;
-				}
-				fflush(stdout);
-			}
-			return TOOL_EXIT_OK;
-		}
-		if (r == 0) {
-			pbus_table_close(v->table);
-			v->table = NULL;
-		} else if (r != -ENOENT && r != -EAGAIN) {
-			tool_error("watch: instance '%s': %s", name, pbus_strerror(r));
-			return TOOL_EXIT_FAILURE;
-		}
-		if (monotonic_ns() >= deadline) {
-			tool_error("watch: instance '%s' did not come back within %d s", name,
-				   REOPEN_TIMEOUT_MS / 1000);
-			return TOOL_EXIT_NO_INSTANCE;
-		}
-		sleep_ms(REOPEN_RETRY_MS);
-	}
-	return TOOL_EXIT_OK;
-}
-
-static int view_run(struct view *v)
-{
-	const struct watch_options *o = v->options;
-	int64_t last_draw = 0;
-	bool dirty = false;
-	int status = TOOL_EXIT_OK;
-
-	if (o->terminal) {
-		fputs("\033[?25l", stdout); /* hide the cursor while drawing */
-		view_draw(v);
-		last_draw = monotonic_ns();
-	} else if (o->initial) {
-		for (size_t i = 0; i < v->count; i++) {
-			const struct pbus_param *param;
-
-			pbus_table_param(v->table, v->indexes[i], &param);
-			print_change(param);
-		}
-		if (fflush(stdout) != 0)
-			return TOOL_EXIT_FAILURE;
-	}
-	while (!stop_requested) {
-		int64_t timeout = (int64_t)SIGNAL_CHECK_MS * 1000000, now;
-		bool done = false;
-		int r;
-
-		if (o->terminal) {
-			int64_t next = last_draw + (dirty ? o->interval_ns
-							  : (int64_t)AGE_REFRESH_MS * 1000000);
-
-			now = monotonic_ns();
-			timeout = next > now ? next - now : 0;
-			if (timeout == 0 || resized) {
-				view_draw(v);
-				last_draw = monotonic_ns();
-				dirty = false;
-				continue;
-			}
-			/* While a redraw is pending, changes need not wake us: they
-			 * will be drawn then anyway. */
-			if (dirty) {
-				sleep_ms((unsigned)(timeout / 1000000));
-				r = pbus_watch_wait(v->watch, 0);
-				if (r > 0)
-					done = !view_take_changes(v);
-				else if (r == -ESTALE)
-					goto stale;
-				if (done)
-					break;
-				continue;
-			}
-		}
-		r = pbus_watch_wait(v->watch, timeout);
-		if (r > 0) {
-			done = !view_take_changes(v);
-			dirty = true;
-			if (done)
-				break;
-		} else if (r == -ESTALE) {
-stale:
-			status = view_reopen(v);
-			if (status != TOOL_EXIT_OK || stop_requested)
-				break;
-			if (o->count && v->changes >= o->count)
-				break;
-			if (o->terminal) {
-				view_draw(v);
-				last_draw = monotonic_ns();
-				dirty = false;
-			}
-		} else if (r != -ETIMEDOUT && r != -EINTR) {
-			tool_error("watch: %s", pbus_strerror(r));
-			status = TOOL_EXIT_FAILURE;
-			break;
-		}
-	}
-	if (o->terminal) {
-		if (v->table)
-			view_draw(v); /* the final picture */
-		fputs("\033[?25h", stdout);
-		fflush(stdout);
-	}
-	return status;
-}
-
-/* --- Through pbusd (--server) --------------------------------------------- */
-
-static void server_print(struct view *v, uint32_t index)
-{
-	const struct cached *c = &v->cache[index];
-	char *text = client_value_text(v->client, index, c->data, c->length);
-	struct pbus_param_info info;
-
-	pbus_client_describe(v->client, index, &info);
-	printf("%s=", info.name);
-	tool_print_escaped(stdout, text ? text : "");
-	printf(" %s\n", pbus_status_name(c->status));
-	free(text);
-}
-
-/* The subscription's callback: keep the values, print or mark for drawing. */
-static void server_event(struct pbus_client *client, uint32_t subscription,
-			 enum pbus_client_event event, const struct pbus_client_value *values,
-			 size_t count, void *userdata)
-{
-	struct view *v = userdata;
-	const struct watch_options *o = v->options;
-	/* The first values of the subscription are the current ones: shown
-	 * with --initial only, not counted. The first after a reconnect may
-	 * have changed meanwhile: they count (as when the table is reopened). */
-	bool initial = v->first_values;
-
-	(void)client;
-	(void)subscription;
-	if (event == PBUS_CLIENT_EVENT_DISCONNECTED) {
-		v->connected = false;
-		v->lost_at = monotonic_ns();
-		if (o->terminal)
-			fputs("\033[?25h", stdout);
-		fflush(stdout);
-		tool_error("watch: lost the connection to pbusd of instance '%s' (pbusd stopped or "
-			   "restarted); reconnecting", v->context->instance);
-		v->drawn_lines = 0;
-		v->dirty = true;
-		return;
-	}
-	if (event == PBUS_CLIENT_EVENT_CONNECTED) {
-		v->connected = true;
-		v->lost_at = 0;
-		tool_error("watch: instance '%s' is back", v->context->instance);
-		if (o->terminal)
-			fputs("\033[?25l", stdout);
-		v->dirty = true;
-		return;
-	}
-	v->first_values = false;
-	for (size_t i = 0; i < count; i++) {
-		struct cached *c;
-
-		if (values[i].index >= v->cache_count ||
-		    values[i].length > v->cache[values[i].index].capacity)
-			continue; /* not a value of this schema: nothing to show */
-		c = &v->cache[values[i].index];
-		memcpy(c->data, values[i].value, values[i].length);
-		c->length = values[i].length;
-		c->status = values[i].status;
-		c->timestamp_ns = values[i].timestamp_ns;
-		c->have = true;
-		if (v->done)
-			continue;
-		if (initial)
-			continue; /* printed below, in the order of the names */
-		if (!o->terminal)
-			server_print(v, values[i].index);
-		v->changes++;
-		if (o->count && v->changes >= o->count)
-			v->done = true;
-	}
-	if (initial && !o->terminal && o->initial)
-		for (size_t i = 0; i < v->count; i++)
-			server_print(v, v->indexes[i]);
-	v->dirty = true;
-	if (!o->terminal && (fflush(stdout) != 0 || ferror(stdout)))
-		v->done = true;
-}
-
-/* Resolve the names (or everything that may be subscribed) against the
- * client's schema, make the cache, subscribe. Prints its own errors. */
-static int server_resolve(struct view *v)
-{
-	const struct watch_options *o = v->options;
-	const struct pbus_schema *schema = pbus_client_schema(v->client);
-	uint32_t total = pbus_schema_param_count(schema), subscription;
-	struct pbus_subscribe_options so = {0};
-	uint32_t *unique;
-	size_t n = 0, u = 0;
-	int r;
-
-	v->indexes = calloc(o->name_count ? (size_t)o->name_count : (total ? total : 1),
-			    sizeof(*v->indexes));
-	unique = calloc(total ? total : 1, sizeof(*unique));
-	v->cache = calloc(total ? total : 1, sizeof(*v->cache));
-	v->cache_count = total;
-	if (!v->indexes || !unique || !v->cache) {
-		free(unique);
+	w->indexes = calloc(o->name_count ? (size_t)o->name_count : (total ? total : 1),
+			    sizeof(*w->indexes));
+	if (!w->indexes) {
 		tool_error("out of memory");
 		return TOOL_EXIT_FAILURE;
-	}
-	for (uint32_t i = 0; i < total; i++) {
-		struct pbus_param_info info;
-		bool named = false;
-
-		pbus_client_describe(v->client, i, &info);
-		v->cache[i].capacity = info.value_size;
-		v->cache[i].data = malloc(info.value_size ? info.value_size : 1);
-		if (!v->cache[i].data) {
-			free(unique);
-			tool_error("out of memory");
-			return TOOL_EXIT_FAILURE;
-		}
-		for (int k = 0; k < o->name_count && !named; k++)
-			named = !strcmp(o->names[k], info.name);
-		if (!o->name_count && !(info.flags & (PBUS_PARAM_NOREAD | PBUS_PARAM_NOSUBSCRIPTIONS)))
-			v->indexes[n++] = i;
-		if (named || (!o->name_count &&
-			      !(info.flags & (PBUS_PARAM_NOREAD | PBUS_PARAM_NOSUBSCRIPTIONS))))
-			unique[u++] = i;
 	}
 	for (int k = 0; k < o->name_count; k++) {
 		struct pbus_param_info info;
 		uint32_t index;
 
-		if (pbus_client_find(v->client, o->names[k], &index) < 0) {
-			tool_error("unknown parameter '%s'", o->names[k]);
-			free(unique);
+		if (tool_source_find(w->source, o->names[k], &index) < 0)
 			return TOOL_EXIT_FAILURE;
-		}
-		pbus_client_describe(v->client, index, &info);
+		pbus_view_describe(view, index, &info);
 		if (info.flags & PBUS_PARAM_NOREAD) {
 			tool_error("watch %s: parameter is not readable (noRead)", info.name);
-			free(unique);
 			return TOOL_EXIT_FAILURE;
 		}
-		if (info.flags & PBUS_PARAM_NOSUBSCRIPTIONS) {
+		if (info.flags & hidden & PBUS_PARAM_NOSUBSCRIPTIONS) {
 			tool_error("watch %s: parameter cannot be subscribed (noSubscriptions)",
 				   info.name);
-			free(unique);
 			return TOOL_EXIT_FAILURE;
 		}
-		v->indexes[n++] = index;
+		w->indexes[n++] = index;
 	}
-	v->count = n;
+	for (uint32_t i = 0; !o->name_count && i < total; i++) {
+		struct pbus_param_info info;
+
+		if (pbus_view_describe(view, i, &info) == 0 && !(info.flags & hidden))
+			w->indexes[n++] = i;
+	}
 	if (n == 0) {
-		free(unique);
-		tool_error("watch: the instance has no parameter that may be subscribed");
+		tool_error(server ? "watch: the instance has no parameter that may be subscribed"
+				  : "watch: the instance has no readable parameter");
 		return TOOL_EXIT_FAILURE;
 	}
+	w->count = n;
 	/* On a terminal pbusd need not send more often than we draw. */
-	if (o->terminal)
-		so.min_interval_us = (uint32_t)(o->interval_ns / 1000);
-	v->first_values = true;
-	r = pbus_client_subscribe(v->client, unique, u, &so, server_event, v, &subscription);
-	free(unique);
+	return tool_source_watch(w->source, w->indexes, n, !o->name_count && n == total,
+				 o->terminal ? (uint32_t)(o->interval_ns / 1000) : 0, on_change, w);
+}
+
+/* --- Changes ------------------------------------------------------------- */
+
+/* The instance went away: give the cursor back and say so (@what names the
+ * instance and what happened, @then what the watch does about it). The
+ * block is drawn anew when it is back. */
+static void announce_lost(struct watch *w, const char *what, const char *then)
+{
+	if (w->options->terminal)
+		fputs("\033[?25h", stdout);
+	fflush(stdout);
+	tool_error("watch: %s (pbusd stopped or restarted); %s", what, then);
+	w->drawn_lines = 0;
+}
+
+static void announce_back(struct watch *w)
+{
+	tool_error("watch: instance '%s' is back", w->context->instance);
+	if (w->options->terminal)
+		fputs("\033[?25l", stdout); /* hide the cursor while drawing */
+}
+
+static void on_change(const struct tool_change *change, void *userdata)
+{
+	struct watch *w = userdata;
+	const struct watch_options *o = w->options;
+	char what[128];
+
+	w->dirty = true;
+	switch (change->kind) {
+	case TOOL_CHANGE_VALUE:
+		w->values_seen = true;
+		if (w->done)
+			return; /* drain */
+		if (!o->terminal)
+			print_value(w, change->index);
+		w->changes++;
+		if (o->count && w->changes >= o->count)
+			w->done = true;
+		return;
+	case TOOL_CHANGE_CURRENT:
+		/* Shown with --initial only, and not counted. */
+		w->values_seen = true;
+		if (!o->terminal && o->initial)
+			print_all(w);
+		return;
+	case TOOL_CHANGE_LOST:
+		snprintf(what, sizeof(what), "lost the connection to pbusd of instance '%s'",
+			 w->context->instance);
+		announce_lost(w, what, "reconnecting");
+		return;
+	case TOOL_CHANGE_BACK:
+		announce_back(w);
+		return;
+	}
+}
+
+/* A table source's instance was closed or replaced: reopen it, watch the
+ * same names again and, not on a terminal, print every value (it may have
+ * changed meanwhile; counted as changes). Returns an exit status;
+ * TOOL_EXIT_OK with nothing to watch after a stop signal. */
+static int reopen(struct watch *w)
+{
+	const char *name = w->context->instance;
+	int64_t deadline = tool_monotonic_ns() + (int64_t)REOPEN_TIMEOUT_MS * NS_PER_MS;
+	int state = pbus_table_state(tool_source_table(w->source)), r, status;
+	char what[128];
+
+	snprintf(what, sizeof(what), "instance '%s' was %s", name,
+		 state == PBUS_TABLE_REPLACED ? "replaced" : "closed");
+	announce_lost(w, what, "reopening");
+	free(w->indexes);
+	w->indexes = NULL;
+	w->count = 0;
+	r = tool_source_reopen(w->source, deadline, &stop_requested);
+	if (r == -EINTR)
+		return TOOL_EXIT_OK;
+	if (r == TOOL_SOURCE_NOT_BACK) {
+		tool_error("watch: instance '%s' did not come back within %d s", name,
+			   REOPEN_TIMEOUT_MS / 1000);
+		return TOOL_EXIT_NO_INSTANCE;
+	}
 	if (r < 0) {
-		tool_error("watch: pbusd refused the subscription: %s", pbus_strerror(r));
+		tool_error("watch: instance '%s': %s", name, pbus_strerror(r));
 		return TOOL_EXIT_FAILURE;
 	}
-	v->connected = true;
+	status = resolve(w);
+	if (status != TOOL_EXIT_OK)
+		return status;
+	announce_back(w);
+	if (!w->options->terminal) {
+		print_all(w);
+		w->changes += w->count;
+		fflush(stdout);
+	}
 	return TOOL_EXIT_OK;
 }
 
-static int server_run(struct view *v)
+/* --- The loop ------------------------------------------------------------ */
+
+static int run_loop(struct watch *w)
 {
-	const struct watch_options *o = v->options;
-	int64_t last_draw = 0, last_try = 0;
+	const struct watch_options *o = w->options;
+	bool server = tool_source_is_server(w->source);
+	int64_t last_draw = 0;
 	int status = TOOL_EXIT_OK;
 
 	if (o->terminal) {
-		fputs("\033[?25l", stdout);
-		view_draw(v);
-		last_draw = monotonic_ns();
-		v->dirty = false;
+		fputs("\033[?25l", stdout); /* hide the cursor while drawing */
+		watch_draw(w);
+		last_draw = tool_monotonic_ns();
+	} else if (o->initial && !server) {
+		/* A table has its current values now; pbusd sends them as the
+		 * subscription's first notification (TOOL_CHANGE_CURRENT). */
+		print_all(w);
+		if (fflush(stdout) != 0)
+			return TOOL_EXIT_FAILURE;
 	}
-	while (!stop_requested && !v->done) {
-		struct pollfd p = {.fd = pbus_client_fd(v->client), .events = POLLIN};
-		int64_t now = monotonic_ns(), timeout = (int64_t)SIGNAL_CHECK_MS * 1000000;
+	w->dirty = false;
+	while (!stop_requested && !w->done) {
+		int64_t timeout = (int64_t)SIGNAL_CHECK_MS * NS_PER_MS;
 		int r;
 
 		if (o->terminal) {
-			int64_t next = last_draw + (v->dirty ? o->interval_ns
-							     : (int64_t)AGE_REFRESH_MS * 1000000);
+			int64_t now = tool_monotonic_ns();
+			int64_t next = last_draw + (w->dirty ? o->interval_ns
+							     : (int64_t)AGE_REFRESH_MS * NS_PER_MS);
 
 			if (next <= now || resized) {
-				view_draw(v);
-				last_draw = monotonic_ns();
-				v->dirty = false;
+				watch_draw(w);
+				last_draw = tool_monotonic_ns();
+				w->dirty = false;
 				continue;
 			}
 			timeout = next - now;
 		}
-		if (v->lost_at) {
-			if (now - v->lost_at >= (int64_t)REOPEN_TIMEOUT_MS * 1000000) {
-				tool_error("watch: instance '%s' did not come back within %d s",
-					   v->context->instance, REOPEN_TIMEOUT_MS / 1000);
-				status = TOOL_EXIT_NO_INSTANCE;
+		/* While a redraw is pending, changes need not wake us: they will be
+		 * drawn then anyway. */
+		w->values_seen = false;
+		r = tool_source_wait(w->source, timeout, !(o->terminal && w->dirty));
+		if (r == 0) {
+			if (w->values_seen && !o->terminal && (fflush(stdout) != 0 || ferror(stdout)))
+				w->done = true; /* stdout is gone */
+		} else if (r == TOOL_SOURCE_GONE) {
+			status = reopen(w);
+			if (status != TOOL_EXIT_OK || stop_requested)
 				break;
+			if (o->count && w->changes >= o->count)
+				break;
+			if (o->terminal) {
+				watch_draw(w);
+				last_draw = tool_monotonic_ns();
+				w->dirty = false;
 			}
-			/* A request tries to reconnect at once. */
-			if (now - last_try >= (int64_t)REOPEN_RETRY_MS * 1000000) {
-				pbus_client_ping(v->client, NULL, 0);
-				last_try = now;
-			}
-			if (timeout > (int64_t)REOPEN_RETRY_MS * 1000000)
-				timeout = (int64_t)REOPEN_RETRY_MS * 1000000;
-		}
-		poll(&p, 1, (int)((timeout + 999999) / 1000000)); /* a signal ends it early */
-		r = pbus_client_dispatch(v->client);
-		if (r == -ESTALE) {
-			tool_error("watch: instance '%s' came back with another schema",
-				   v->context->instance);
+		} else if (r == TOOL_SOURCE_NOT_BACK) {
+			tool_error("watch: instance '%s' did not come back within %d s",
+				   w->context->instance, REOPEN_TIMEOUT_MS / 1000);
 			status = TOOL_EXIT_NO_INSTANCE;
 			break;
-		}
-		if (r < 0 && r != -EBUSY) {
+		} else if (r == -ESTALE) {
+			tool_error("watch: instance '%s' came back with another schema",
+				   w->context->instance);
+			status = TOOL_EXIT_NO_INSTANCE;
+			break;
+		} else {
 			tool_error("watch: %s", pbus_strerror(r));
 			status = TOOL_EXIT_FAILURE;
 			break;
 		}
 	}
 	if (o->terminal) {
-		view_draw(v); /* the final picture */
+		if (tool_source_ready(w->source))
+			watch_draw(w); /* the final picture */
 		fputs("\033[?25h", stdout);
 		fflush(stdout);
 	}
-	if (!o->terminal && ferror(stdout))
+	/* Through pbusd, stdout that failed fails the watch. (Reading the table
+	 * it has only ended it, as it always has; only its initial values
+	 * above fail it.) */
+	if (server && !o->terminal && ferror(stdout))
 		status = TOOL_EXIT_FAILURE;
 	return status;
-}
-
-static void server_close(struct view *v)
-{
-	for (uint32_t i = 0; v->cache && i < v->cache_count; i++)
-		free(v->cache[i].data);
-	free(v->cache);
-	free(v->indexes);
-	pbus_client_close(v->client);
 }
 
 static int run(struct tool_context *context, int argc, char **argv)
@@ -892,8 +329,8 @@ static int run(struct tool_context *context, int argc, char **argv)
 		{"server", no_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
-	struct watch_options o = {.interval_ns = (int64_t)DEFAULT_INTERVAL_MS * 1000000};
-	struct view v = {.context = context, .options = &o};
+	struct watch_options o = {.interval_ns = (int64_t)DEFAULT_INTERVAL_MS * NS_PER_MS};
+	struct watch w = {.context = context, .options = &o, .resized = &resized};
 	struct sigaction sa;
 	unsigned long long number;
 	bool server = false;
@@ -908,7 +345,7 @@ static int run(struct tool_context *context, int argc, char **argv)
 				return tool_usage_error(&tool_command_watch,
 							"--interval '%s' is not a number of "
 							"milliseconds (1 ... 3600000)", optarg);
-			o.interval_ns = (int64_t)number * 1000000;
+			o.interval_ns = (int64_t)number * NS_PER_MS;
 			break;
 		case 'c':
 			if (tool_parse_unsigned(optarg, UINT64_MAX, &number) < 0 || number == 0)
@@ -931,18 +368,15 @@ static int run(struct tool_context *context, int argc, char **argv)
 	o.name_count = argc - optind;
 	o.terminal = isatty(STDOUT_FILENO);
 
-	if (server) {
-		status = tool_connect(context, 0, "'pbus watch' without --server reads the segment",
-				      &v.client);
-		if (status != TOOL_EXIT_OK)
-			return status;
-		status = server_resolve(&v);
-	} else {
-		status = tool_open(context, PBUS_OPEN_READ, &v.table);
-		if (status != TOOL_EXIT_OK)
-			return status;
-		status = view_resolve(&v);
-	}
+	if (server)
+		status = tool_source_connect(context, 0,
+					     "'pbus watch' without --server reads the segment",
+					     &w.source);
+	else
+		status = tool_source_open_table(context, PBUS_OPEN_READ, &w.source);
+	if (status != TOOL_EXIT_OK)
+		return status;
+	status = resolve(&w);
 	if (status == TOOL_EXIT_OK) {
 		memset(&sa, 0, sizeof(sa));
 		sigemptyset(&sa.sa_mask);
@@ -953,12 +387,10 @@ static int run(struct tool_context *context, int argc, char **argv)
 		sa.sa_handler = on_resize;
 		sigaction(SIGWINCH, &sa, NULL);
 		signal(SIGPIPE, SIG_IGN); /* a closed pipe ends the watch through EPIPE */
-		status = server ? server_run(&v) : view_run(&v);
+		status = run_loop(&w);
 	}
-	if (server)
-		server_close(&v);
-	else
-		view_close(&v);
+	free(w.indexes);
+	tool_source_close(w.source);
 	return status;
 }
 

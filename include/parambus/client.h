@@ -35,6 +35,7 @@
 #include <parambus/common.h>
 #include <parambus/schema.h>
 #include <parambus/table.h>
+#include <parambus/view.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,7 +105,14 @@ PBUS_API bool pbus_client_connected(const struct pbus_client *client);
  * it at the first connect; valid until pbus_client_close(). */
 PBUS_API const struct pbus_schema *pbus_client_schema(const struct pbus_client *client);
 
-/* Index of parameter @name; -ENOENT if there is none. */
+/*
+ * What the schema says of a parameter: pbus_client_find(), _describe(),
+ * _enumerator(), _parse() and _format() are shorthands for the client's
+ * schema view (parambus/view.h, pbus_client_view()), with the same answers
+ * and error codes; the view also has the enum lookups by label and value.
+ */
+
+/* Index of parameter @name; -ENOENT if there is none. pbus_view_find(). */
 PBUS_API int pbus_client_find(const struct pbus_client *client, const char *name,
 			      uint32_t *ret_index);
 
@@ -141,12 +149,13 @@ PBUS_API int pbus_client_set(struct pbus_client *client, struct pbus_write *writ
 /*
  * Parse @text as a value of parameter @index (as pbus_param_parse() does for
  * a table) into @buf; *ret_length gets its length. -EINVAL, -ERANGE,
- * -EMSGSIZE, -ENOENT.
+ * -EMSGSIZE, -ENOENT. pbus_view_parse() of the client's view.
  */
 PBUS_API int pbus_client_parse(const struct pbus_client *client, uint32_t index, const char *text,
 			       void *buf, size_t size, size_t *ret_length);
 
-/* Format a value of parameter @index as text, snprintf-style. */
+/* Format a value of parameter @index as text, snprintf-style.
+ * pbus_view_format() of the client's view. */
 PBUS_API int pbus_client_format(const struct pbus_client *client, uint32_t index, const void *value,
 				size_t length, char *buf, size_t size);
 
@@ -155,13 +164,14 @@ PBUS_API int pbus_client_format(const struct pbus_client *client, uint32_t index
  * set names the limits in its messages): parameter @index's description
  * from the schema, as pbus_param_describe() gives it for a table; its
  * strings are valid until pbus_client_close(). -ENOENT if out of range.
+ * pbus_view_describe() of the client's view.
  */
 PBUS_API int pbus_client_describe(const struct pbus_client *client, uint32_t index,
 				  struct pbus_param_info *ret_info);
 
 /* The @i-th enumerator of enum parameter @index, as pbus_param_enumerator();
  * -ENOENT if absent, -EINVAL if not an enum. The label is valid until
- * pbus_client_close(). */
+ * pbus_client_close(). pbus_view_enumerator() of the client's view. */
 PBUS_API int pbus_client_enumerator(const struct pbus_client *client, uint32_t index, uint32_t i,
 				    const char **ret_label, int32_t *ret_value);
 

@@ -10,5 +10,6 @@
 #include <parambus/instance.h>
 #include <parambus/schema.h>
 #include <parambus/table.h>
+#include <parambus/view.h>
 
 #endif

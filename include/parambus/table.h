@@ -183,7 +183,15 @@ struct pbus_param_info {
 	uint32_t default_length;
 };
 
-/* Fill *ret_info; its strings are valid until pbus_table_close(). */
+/*
+ * What the schema says of a parameter. These functions are shorthands for
+ * the table's schema view (parambus/view.h, pbus_table_view()) at the
+ * parameter's index, with the same answers and error codes; a program that
+ * also talks to pbusd can use the view for both.
+ */
+
+/* Fill *ret_info; its strings are valid until pbus_table_close().
+ * pbus_view_describe(pbus_table_view(table), index, ret_info). */
 PBUS_API int pbus_param_describe(const struct pbus_param *param,
 			     struct pbus_param_info *ret_info);
 
@@ -191,7 +199,8 @@ PBUS_API int pbus_param_describe(const struct pbus_param *param,
 PBUS_API const char *pbus_param_name(const struct pbus_param *param);
 
 /* Enumerators of an enum parameter: the i-th label and value, and the two
- * directions of lookup. -ENOENT if absent, -EINVAL if not an enum. */
+ * directions of lookup. -ENOENT if absent, -EINVAL if not an enum.
+ * pbus_view_enumerator(), pbus_view_enum_value(), pbus_view_enum_label(). */
 PBUS_API int pbus_param_enumerator(const struct pbus_param *param, uint32_t i,
 				   const char **ret_label, int32_t *ret_value);
 PBUS_API int pbus_param_enum_value(const struct pbus_param *param,
@@ -343,13 +352,14 @@ PBUS_API int pbus_param_set_bytes(const struct pbus_param *param, const void *va
  * Parse @text as a value of the parameter ("3.3", "true", "ON", "a,b,c" for
  * arrays, hex for bytes) into @buf in its stored encoding; *ret_length gets
  * its length. Checks the type and the limits: -EINVAL malformed, -ERANGE out
- * of limits, -EMSGSIZE too long.
+ * of limits, -EMSGSIZE too long. pbus_view_parse() of the table's view.
  */
 PBUS_API int pbus_param_parse(const struct pbus_param *param, const char *text,
 			      void *buf, size_t size, size_t *ret_length);
 
 /* Format a value in its stored encoding as text, snprintf-style: returns the
- * length the full text needs (without NUL), writes at most @size bytes. */
+ * length the full text needs (without NUL), writes at most @size bytes.
+ * pbus_view_format() of the table's view. */
 PBUS_API int pbus_param_format(const struct pbus_param *param, const void *value,
 			       size_t length, char *buf, size_t size);
 

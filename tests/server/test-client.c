@@ -583,6 +583,134 @@ static void test_find(void)
 	end();
 }
 
+/* Texts to parse as a value of every parameter of the test schema: good
+ * and bad ones of each type. */
+static const char *const view_texts[] = {
+	"0", "1", "-1", "5", "-11", "2.5", "9", "31", "1e400", "nan", "true", "false", "ON",
+	"STANDBY", "BOGUS", "bench 1", "123456789", "00ff", "0g", "0011223344", "1.5,-2,3",
+	"1,2,3,4,5", "", "x", "18446744073709551616",
+};
+
+/* Two descriptions of one parameter agree in every field. */
+static void check_same_info(const struct pbus_param_info *a, const struct pbus_param_info *b)
+{
+	CHECK_MSG(!strcmp(a->name, b->name) && !strcmp(a->unit, b->unit) &&
+		  !strcmp(a->description, b->description) && !strcmp(a->group, b->group),
+		  "%s: names, units, descriptions or groups differ", a->name);
+	CHECK_EQ(a->index, b->index);
+	CHECK_EQ(a->type, b->type);
+	CHECK_EQ(a->flags, b->flags);
+	CHECK_EQ(a->update_class, b->update_class);
+	CHECK_EQ(a->value_size, b->value_size);
+	CHECK_EQ(a->element_size, b->element_size);
+	CHECK_EQ(a->enum_count, b->enum_count);
+	CHECK_MSG(a->min.u == b->min.u && a->max.u == b->max.u && a->step.u == b->step.u,
+		  "%s: limits differ", a->name);
+	CHECK_EQ(a->default_length, b->default_length);
+	CHECK_MSG((a->default_value == NULL) == (b->default_value == NULL) &&
+		  (!a->default_value ||
+		   !memcmp(a->default_value, b->default_value, a->default_length)),
+		  "%s: defaults differ", a->name);
+}
+
+/* The client's schema view (parambus/view.h) gives the same answers as the
+ * table's view of the same instance and as the pbus_client_* functions,
+ * for every parameter; its error paths. */
+static void test_view(void)
+{
+	struct pbus_client *c = connect_or_fail();
+	struct pbus_table *t = NULL;
+	const struct pbus_view *cv, *tv;
+	struct pbus_param_info a, b;
+	unsigned char buf[64], buf2[64];
+	char out[128], out2[128];
+	const char *label, *label2;
+	int32_t v, v2;
+	uint32_t index;
+	size_t len, len2;
+	int r;
+
+	begin("view");
+	r = pbus_table_open(instance, PBUS_OPEN_READ, &t);
+	CHECK_MSG(r == 0, "open the table: %s", pbus_strerror(r));
+	if (c && t) {
+		cv = pbus_client_view(c);
+		tv = pbus_table_view(t);
+		CHECK(cv != NULL && tv != NULL);
+		CHECK_EQ(pbus_view_count(cv), pbus_view_count(tv));
+		CHECK_EQ(pbus_view_count(cv), pbus_schema_param_count(pbus_client_schema(c)));
+		for (uint32_t i = 0; i < pbus_view_count(cv) && i < pbus_view_count(tv); i++) {
+			CHECK_EQ(pbus_view_describe(cv, i, &a), 0);
+			CHECK_EQ(pbus_view_describe(tv, i, &b), 0);
+			check_same_info(&a, &b);
+			CHECK_EQ(pbus_client_describe(c, i, &b), 0);
+			check_same_info(&a, &b);
+			CHECK(!strcmp(a.name, pbus_schema_param_name(pbus_client_schema(c), i)));
+			index = 999;
+			CHECK(pbus_view_find(cv, a.name, &index) == 0 && index == i);
+			index = 999;
+			CHECK(pbus_client_find(c, a.name, &index) == 0 && index == i);
+			for (uint32_t k = 0; k <= a.enum_count; k++) {
+				r = pbus_view_enumerator(cv, i, k, &label, &v);
+				CHECK_EQ(r, pbus_view_enumerator(tv, i, k, &label2, &v2));
+				CHECK_EQ(r, pbus_client_enumerator(c, i, k, NULL, NULL));
+				if (r == 0) {
+					CHECK(!strcmp(label, label2) && v == v2);
+					CHECK(pbus_view_enum_value(cv, i, label, &v2) == 0 && v2 == v);
+					CHECK(pbus_view_enum_label(cv, i, v, &label2) == 0 &&
+					      !strcmp(label2, label));
+				}
+			}
+			CHECK_EQ(pbus_view_enum_value(cv, i, "NO_SUCH", &v),
+				 pbus_view_enum_value(tv, i, "NO_SUCH", &v2));
+			CHECK_EQ(pbus_view_enum_label(cv, i, 12345, &label),
+				 pbus_view_enum_label(tv, i, 12345, &label2));
+			for (size_t k = 0; k < sizeof(view_texts) / sizeof(view_texts[0]); k++) {
+				r = pbus_view_parse(cv, i, view_texts[k], buf, sizeof(buf), &len);
+				CHECK_MSG(r == pbus_view_parse(tv, i, view_texts[k], buf2, sizeof(buf2),
+							       &len2),
+					  "%s: parse '%s' differs", a.name, view_texts[k]);
+				CHECK_EQ(r, pbus_client_parse(c, i, view_texts[k], buf2, sizeof(buf2),
+							      &len2));
+				if (r != 0)
+					continue;
+				CHECK(len == len2 && !memcmp(buf, buf2, len));
+				r = pbus_view_format(cv, i, buf, len, out, sizeof(out));
+				CHECK_EQ(r, pbus_view_format(tv, i, buf, len, out2, sizeof(out2)));
+				CHECK(r >= 0 && !strcmp(out, out2));
+				CHECK_EQ(r, pbus_client_format(c, i, buf, len, out2, sizeof(out2)));
+				CHECK(r >= 0 && !strcmp(out, out2));
+			}
+		}
+		/* Errors. */
+		index = 77;
+		CHECK_EQ(pbus_view_find(cv, "nosuch", &index), -ENOENT);
+		CHECK_EQ(index, 77);
+		CHECK_EQ(pbus_view_find(cv, NULL, &index), -EINVAL);
+		CHECK_EQ(pbus_view_describe(cv, 999, &a), -ENOENT);
+		CHECK_EQ(pbus_view_describe(cv, 0, NULL), -EINVAL);
+		CHECK_EQ(pbus_view_enumerator(cv, 999, 0, &label, &v), -ENOENT);
+		CHECK_EQ(pbus_view_enumerator(cv, index_of(c, "trim"), 0, &label, &v), -EINVAL);
+		CHECK_EQ(pbus_view_enum_value(cv, index_of(c, "mode"), NULL, &v), -EINVAL);
+		CHECK_EQ(pbus_view_enum_value(cv, index_of(c, "mode"), "STANDBY", &v), 0);
+		CHECK_EQ(v, -1);
+		CHECK_EQ(pbus_view_enum_label(cv, 999, 0, &label), -ENOENT);
+		CHECK_EQ(pbus_view_parse(cv, 999, "1", buf, sizeof(buf), &len), -ENOENT);
+		CHECK_EQ(pbus_view_parse(cv, 0, NULL, buf, sizeof(buf), &len), -EINVAL);
+		CHECK_EQ(pbus_view_format(cv, 999, buf, 1, out, sizeof(out)), -ENOENT);
+		CHECK_EQ(pbus_view_format(cv, 0, NULL, 1, out, sizeof(out)), -EINVAL);
+		CHECK(pbus_client_view(NULL) == NULL);
+		CHECK_EQ(pbus_client_describe(NULL, 0, &a), -EINVAL);
+		CHECK_EQ(pbus_client_find(NULL, "trim", &index), -EINVAL);
+		CHECK_EQ(pbus_client_parse(NULL, 0, "1", buf, sizeof(buf), &len), -EINVAL);
+		CHECK_EQ(pbus_client_format(NULL, 0, buf, 1, out, sizeof(out)), -EINVAL);
+		CHECK_EQ(pbus_client_enumerator(NULL, 0, 0, &label, &v), -EINVAL);
+	}
+	pbus_table_close(t);
+	pbus_client_close(c);
+	end();
+}
+
 static void test_get(void)
 {
 	struct pbus_client *c = connect_or_fail();
@@ -1345,6 +1473,7 @@ int main(int argc, char **argv)
 	test_connect();
 	test_connect_errors();
 	test_find();
+	test_view();
 	test_get();
 	test_set();
 	/* make test runs as root; elsewhere this is a failure, not a skip. */

@@ -2,7 +2,8 @@
 /*
  * test-table.c: the table API against a real instance in /dev/shm: create,
  * publish, open by name with each access mode, typed reads and writes,
- * batches that are all-or-nothing, lookups, schema information, waits,
+ * batches that are all-or-nothing, lookups, schema information and the
+ * table's schema view, waits,
  * the instance's states, and the validation of damaged segments.
  */
 #include <errno.h>
@@ -178,6 +179,163 @@ static void info_and_enums(void)
 	CHECK_EQ_STR(label, "OFF");
 	CHECK_EQ_INT(pbus_param_enum_label(p, 5, &label), -ENOENT);
 	CHECK_EQ_INT(pbus_param_enum_value(find(owner, "vset"), "ON", &v), -EINVAL);
+	pbus_instance_remove(owner);
+}
+
+/* Texts to parse as a value of every parameter: good and bad ones of each
+ * type, so that every parameter meets some of each. */
+static const char *const view_texts[] = {
+	"0", "1", "-1", "7", "-11", "300", "3.3", "31", "1e400", "nan", "true", "false",
+	"ON", "TRIPPED", "BOGUS", "hello", "a string longer than sixteen bytes", "00ff",
+	"0g", "1,2,3", "1,2,3,4,5,6", "", "x",
+};
+
+/* Two descriptions of the same parameter agree in every field. */
+static void check_same_info(const struct pbus_param_info *a, const struct pbus_param_info *b)
+{
+	CHECK_EQ_STR(a->name, b->name);
+	CHECK_EQ_STR(a->unit, b->unit);
+	CHECK_EQ_STR(a->description, b->description);
+	CHECK_EQ_STR(a->group, b->group);
+	CHECK_EQ_INT(a->index, b->index);
+	CHECK_EQ_INT(a->type, b->type);
+	CHECK_EQ_INT(a->flags, b->flags);
+	CHECK_EQ_INT(a->update_class, b->update_class);
+	CHECK_EQ_INT(a->value_size, b->value_size);
+	CHECK_EQ_INT(a->element_size, b->element_size);
+	CHECK_EQ_INT(a->enum_count, b->enum_count);
+	CHECK(a->min.u == b->min.u && a->max.u == b->max.u && a->step.u == b->step.u);
+	CHECK_EQ_INT(a->default_length, b->default_length);
+	CHECK((a->default_value == NULL) == (b->default_value == NULL));
+	if (a->default_value && b->default_value)
+		CHECK(!memcmp(a->default_value, b->default_value, a->default_length));
+}
+
+/* The table's schema view (parambus/view.h) answers as the pbus_param_*
+ * functions do, for every parameter, and as the schema it was made from;
+ * its error paths. */
+static void schema_view(void)
+{
+	struct pbus_table *owner = create_instance(), *t = NULL;
+	const struct pbus_view *view, *other;
+	struct pbus_param_info a, b;
+	const char *label, *label2;
+	int32_t v, v2;
+	uint32_t index;
+	unsigned char buf[64], buf2[64];
+	char out[128], out2[128];
+	size_t len, len2;
+
+	if (!owner)
+		return;
+	view = pbus_table_view(owner);
+	CHECK(view != NULL);
+	CHECK_EQ_INT(pbus_view_count(view), pbus_table_param_count(owner));
+	CHECK_EQ_INT(pbus_view_count(view), pbus_schema_param_count(schema));
+	for (uint32_t i = 0; i < pbus_view_count(view); i++) {
+		const struct pbus_param *p = NULL;
+
+		CHECK_EQ_INT(pbus_table_param(owner, i, &p), 0);
+		CHECK_EQ_INT(pbus_view_describe(view, i, &a), 0);
+		CHECK_EQ_INT(pbus_param_describe(p, &b), 0);
+		check_same_info(&a, &b);
+		CHECK_EQ_INT(a.index, i);
+		CHECK_EQ_STR(a.name, pbus_schema_param_name(schema, i));
+		CHECK_EQ_STR(a.name, pbus_param_name(p));
+		CHECK_EQ_INT(a.type, pbus_param_type(p));
+		CHECK_EQ_INT(a.flags & 0xffu, pbus_param_flags(p));
+		index = 999;
+		CHECK_EQ_INT(pbus_view_find(view, a.name, &index), 0);
+		CHECK_EQ_INT(index, i);
+		/* Enumerators, one past the last too, and both lookups. */
+		for (uint32_t k = 0; k <= a.enum_count; k++) {
+			int r = pbus_view_enumerator(view, i, k, &label, &v);
+
+			CHECK_EQ_INT(r, pbus_param_enumerator(p, k, &label2, &v2));
+			if (r == 0) {
+				CHECK_EQ_STR(label, label2);
+				CHECK_EQ_INT(v, v2);
+				CHECK_EQ_INT(pbus_view_enum_value(view, i, label, &v2), 0);
+				CHECK_EQ_INT(v2, v);
+				CHECK_EQ_INT(pbus_view_enum_label(view, i, v, &label2), 0);
+				CHECK_EQ_STR(label2, label);
+			}
+		}
+		CHECK_EQ_INT(pbus_view_enum_value(view, i, "NO_SUCH", &v),
+			     pbus_param_enum_value(p, "NO_SUCH", &v2));
+		CHECK_EQ_INT(pbus_view_enum_label(view, i, 12345, &label),
+			     pbus_param_enum_label(p, 12345, &label2));
+		/* Text both ways. */
+		for (size_t k = 0; k < sizeof(view_texts) / sizeof(view_texts[0]); k++) {
+			int r = pbus_view_parse(view, i, view_texts[k], buf, sizeof(buf), &len);
+
+			CHECK_EQ_INT(r, pbus_param_parse(p, view_texts[k], buf2, sizeof(buf2), &len2));
+			if (r != 0)
+				continue;
+			CHECK_EQ_INT(len, len2);
+			CHECK(!memcmp(buf, buf2, len));
+			r = pbus_view_format(view, i, buf, len, out, sizeof(out));
+			CHECK_EQ_INT(r, pbus_param_format(p, buf, len, out2, sizeof(out2)));
+			CHECK(r >= 0);
+			if (r >= 0)
+				CHECK_EQ_STR(out, out2);
+		}
+	}
+	CHECK_EQ_INT(pbus_view_enum_value(view, 0, "ON", &v), -EINVAL); /* flag: a bool */
+	CHECK_EQ_INT(pbus_view_find(view, "mode", &index), 0);
+	CHECK_EQ_INT(pbus_view_enum_value(view, index, "TRIPPED", &v), 0);
+	CHECK_EQ_INT(v, 7);
+	CHECK_EQ_INT(pbus_view_enum_label(view, index, 1, &label), 0);
+	CHECK_EQ_STR(label, "ON");
+	/* A reader's table of the same instance has a view that agrees. */
+	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
+	other = pbus_table_view(t);
+	CHECK(other != NULL && other != view);
+	CHECK_EQ_INT(pbus_view_count(other), pbus_view_count(view));
+	for (uint32_t i = 0; other && i < pbus_view_count(view); i++) {
+		CHECK_EQ_INT(pbus_view_describe(view, i, &a), 0);
+		CHECK_EQ_INT(pbus_view_describe(other, i, &b), 0);
+		check_same_info(&a, &b);
+	}
+	/* Errors: no view, no such parameter, missing arguments. */
+	CHECK(pbus_table_view(NULL) == NULL);
+	CHECK(pbus_client_view(NULL) == NULL);
+	CHECK_EQ_INT(pbus_view_count(NULL), 0);
+	index = 77;
+	CHECK_EQ_INT(pbus_view_find(view, "nope", &index), -ENOENT);
+	CHECK_EQ_INT(pbus_view_find(view, "Mode", &index), -ENOENT);
+	CHECK_EQ_INT(index, 77); /* untouched on failure */
+	CHECK_EQ_INT(pbus_view_find(view, NULL, &index), -EINVAL);
+	CHECK_EQ_INT(pbus_view_find(view, "mode", NULL), -EINVAL);
+	CHECK_EQ_INT(pbus_view_find(NULL, "mode", &index), -EINVAL);
+	CHECK_EQ_INT(pbus_view_describe(view, 16, &a), -ENOENT);
+	CHECK_EQ_INT(pbus_view_describe(view, UINT32_MAX, &a), -ENOENT);
+	CHECK_EQ_INT(pbus_view_describe(view, 0, NULL), -EINVAL);
+	CHECK_EQ_INT(pbus_view_describe(NULL, 0, &a), -EINVAL);
+	CHECK_EQ_INT(pbus_view_enumerator(view, 16, 0, &label, &v), -ENOENT);
+	CHECK_EQ_INT(pbus_view_enumerator(view, 0, 0, &label, &v), -EINVAL);
+	CHECK_EQ_INT(pbus_view_enumerator(NULL, index, 0, &label, &v), -EINVAL);
+	CHECK_EQ_INT(pbus_view_enumerator(view, 13, 0, NULL, NULL), 0); /* mode */
+	CHECK_EQ_INT(pbus_view_enum_value(view, 13, NULL, &v), -EINVAL);
+	CHECK_EQ_INT(pbus_view_enum_value(view, 16, "ON", &v), -ENOENT);
+	CHECK_EQ_INT(pbus_view_enum_label(view, 16, 1, &label), -ENOENT);
+	CHECK_EQ_INT(pbus_view_enum_label(NULL, 13, 1, &label), -EINVAL);
+	CHECK_EQ_INT(pbus_view_parse(view, 16, "1", buf, sizeof(buf), &len), -ENOENT);
+	CHECK_EQ_INT(pbus_view_parse(view, 10, NULL, buf, sizeof(buf), &len), -EINVAL);
+	CHECK_EQ_INT(pbus_view_parse(view, 10, "1", NULL, sizeof(buf), &len), -EINVAL);
+	CHECK_EQ_INT(pbus_view_parse(view, 10, "1", buf, sizeof(buf), NULL), -EINVAL);
+	CHECK_EQ_INT(pbus_view_parse(NULL, 10, "1", buf, sizeof(buf), &len), -EINVAL);
+	CHECK_EQ_INT(pbus_view_format(view, 16, buf, 8, out, sizeof(out)), -ENOENT);
+	CHECK_EQ_INT(pbus_view_format(view, 10, NULL, 8, out, sizeof(out)), -EINVAL);
+	CHECK_EQ_INT(pbus_view_format(view, 10, buf, 8, NULL, sizeof(out)), -EINVAL);
+	CHECK_EQ_INT(pbus_view_format(NULL, 10, buf, 8, out, sizeof(out)), -EINVAL);
+	/* The pbus_param_* shorthands keep their own argument checks. */
+	CHECK_EQ_INT(pbus_param_describe(NULL, &a), -EINVAL);
+	CHECK_EQ_INT(pbus_param_enumerator(NULL, 0, &label, &v), -EINVAL);
+	CHECK_EQ_INT(pbus_param_parse(NULL, "1", buf, sizeof(buf), &len), -EINVAL);
+	CHECK_EQ_INT(pbus_param_format(NULL, buf, 8, out, sizeof(out)), -EINVAL);
+	CHECK(pbus_param_name(NULL) == NULL);
+	pbus_table_close(t);
 	pbus_instance_remove(owner);
 }
 
@@ -1417,6 +1575,7 @@ int main(void)
 	}
 	RUN_CASE(open_and_defaults);
 	RUN_CASE(info_and_enums);
+	RUN_CASE(schema_view);
 	RUN_CASE(copied_params);
 	RUN_CASE(typed_writes);
 	RUN_CASE(samples_and_versions);

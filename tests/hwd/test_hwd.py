@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_hwd.py: pbus-hwd and its supervision by pbusd, on the host.
 
-    python3 tests/cli/test_hwd.py BUILD_DIR [--only TEXT] [-v]
+    python3 tests/hwd/test_hwd.py BUILD_DIR [--only TEXT] [-v]
 
 The host has none of the bound devices, which is the point here: the
 bindings are checked (`pbus-hwd --check`, one-line errors for every class
@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cli"))
 from test_cli import TIMEOUT, Context, Failure, case_name, check, run_case  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,17 +1,16 @@
-#!/usr/bin/env python3
 """test_cli.py: tests of `pbus`, the command line, against the real pbusd.
 
-    python3 tests/cli/test_cli.py BUILD_DIR [--only TEXT] [-v]
+    build/venv/bin/python -m pytest -q -p no:cacheprovider tests/cli --pbus-build build/dev
 
-BUILD_DIR holds daemon/pbusd and tools/pbus (e.g. build/dev). Each test
-prints `PASS: cli/<name>` or `FAIL: cli/<name>: reason`; the exit status is
-non-zero if any failed. Python 3 standard library only.
+--pbus-build holds daemon/pbusd and tools/pbus. Each test prints
+`PASS: cli/<name>` or `FAIL: cli/<name>: reason` (tests/conftest.py).
 
-pbusd serves tests/cli/fixtures/test.pbs under an instance name unique to
-this run (it holds the pid); readiness comes through --notify-fd, never a
-sleep. Every pbusd started here is killed at the end, whatever happens.
+One pbusd serves tests/cli/fixtures/test.pbs under an instance name unique
+to this run (it holds the pid) for the whole module, and the tests run in
+the order of this file (the first ones see the defaults); readiness comes
+through --notify-fd, never a sleep. Every pbusd started here is killed at
+the end, whatever happens.
 """
-import argparse
 import json
 import os
 import pty
@@ -20,14 +19,33 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
-import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCHEMA = os.path.join(HERE, "fixtures", "test.pbs")
-TIMEOUT = 10  # seconds for any one pbus command
+import pytest
+
+from pbustest.check import TIMEOUT, Failure, check
+from pbustest.cli import SCHEMA, LineReader, Result, finish, fnv1a64, one_line_error, schema_hash, start_watch
+from pbustest.daemon import Daemon
+
+SUITE = "cli"
+
+
+@pytest.fixture(scope="module")
+def ctx(pbus_build, pbus_context):
+    """The module's Context, with its pbusd serving the fixture (.daemon)."""
+    pbus_build.require(pbus_build.pbus, pbus_build.pbusd)
+    pbus_context.daemon = pbus_context.start_daemon()
+    return pbus_context
+
+
+@pytest.fixture(autouse=True)
+def pbusd_alive(ctx):
+    """After each test: the module's pbusd still runs."""
+    yield
+    check(ctx.daemon.proc.poll() is None,
+          f"pbusd exited ({ctx.daemon.proc.returncode}): {ctx.daemon.log()}")
+
 
 # The parameters of fixtures/test.pbs, in index order: name, type, default
 # as `pbus get` prints it, unit.
@@ -57,256 +75,12 @@ PARAMS = [
 READABLE = [p for p in PARAMS if p[2] is not None]
 
 
-class Failure(Exception):
-    pass
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-def case_name(fn):
-    """A test function's name as the result lines give it."""
-    return fn.__name__.rstrip("_").replace("_", "-")
-
-
-def run_case(suite, name, fn, arg):
-    """Run one test case and print its one PASS or FAIL line; True if it passed."""
-    try:
-        fn(arg)
-        print(f"PASS: {suite}/{name}", flush=True)
-        return True
-    except Failure as e:
-        print(f"FAIL: {suite}/{name}: {e}", flush=True)
-    except Exception as e:  # a bug of the test, a hang: still one line
-        print(f"FAIL: {suite}/{name}: {type(e).__name__}: {e}", flush=True)
-        traceback.print_exc(file=sys.stdout)
-    return False
-
-
-class Result:
-    def __init__(self, argv, rc, out, err):
-        self.argv, self.rc, self.out, self.err = argv, rc, out, err
-
-    def __repr__(self):
-        return f"{' '.join(self.argv[1:])!r}: rc={self.rc} out={self.out[:300]!r} err={self.err[:300]!r}"
-
-
-class Daemon:
-    """One pbusd serving the test schema; started ready, stopped for sure."""
-
-    def __init__(self, ctx, instance, state_dir, schema=SCHEMA, extra=(), popen=None, pbusd=None):
-        """@popen: more arguments for subprocess.Popen (user, env, preexec_fn);
-        @pbusd: another copy of the daemon (one another user can reach)."""
-        self.ctx, self.instance, self.state_dir = ctx, instance, state_dir
-        self.pbusd = pbusd or ctx.pbusd
-        self.schema, self.extra = schema, list(extra)
-        self.popen = dict(popen or {})
-        self.proc = None
-        self.log_path = os.path.join(ctx.tmp, f"pbusd-{instance}-{len(ctx.daemons)}.log")
-
-    def start(self):
-        r, w = os.pipe()
-        log = open(self.log_path, "ab")
-        try:
-            self.proc = subprocess.Popen(
-                [self.pbusd, "--schema", self.schema, "--instance", self.instance,
-                 "--state-dir", self.state_dir, "--notify-fd", str(w)] + self.extra,
-                pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log, **self.popen)
-        finally:
-            os.close(w)
-            log.close()
-        self.ctx.daemons.append(self)
-        data = b""
-        deadline = time.monotonic() + TIMEOUT
-        try:
-            while b"\n" not in data:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([r], [], [], left)[0]:
-                    raise Failure(f"pbusd not ready within {TIMEOUT} s: {self.log()}")
-                chunk = os.read(r, 64)
-                if not chunk:
-                    raise Failure(f"pbusd closed --notify-fd without READY: {self.log()}")
-                data += chunk
-        finally:
-            os.close(r)
-        check(data == b"READY=1\n", f"pbusd wrote {data!r} to --notify-fd")
-        return self
-
-    def log(self):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()[-2000:]
-        except OSError:
-            return ""
-
-    @property
-    def pid(self):
-        return self.proc.pid
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode if self.proc else None
-
-
-class Context:
-    def __init__(self, build, verbose):
-        self.build = os.path.abspath(build)
-        self.pbus = os.path.join(self.build, "tools", "pbus")
-        self.pbusd = os.path.join(self.build, "daemon", "pbusd")
-        self.verbose = verbose
-        self.tmp = tempfile.mkdtemp(prefix="pbus-cli-test-")
-        self.state_dir = os.path.join(self.tmp, "state")
-        os.mkdir(self.state_dir)
-        self.daemons = []
-        self.serial = 0
-        self.instance = self.new_instance_name()
-        self.daemon = None
-
-    def new_instance_name(self):
-        self.serial += 1
-        return f"clitest-{os.getpid()}-{self.serial}"
-
-    def env(self, instance=True):
-        env = dict(os.environ)
-        env.pop("PBUS_INSTANCE", None)
-        if instance is True:
-            env["PBUS_INSTANCE"] = self.instance
-        elif instance:
-            env["PBUS_INSTANCE"] = instance
-        return env
-
-    def run(self, *args, instance=True, input=None):
-        argv = [self.pbus] + list(args)
-        p = subprocess.run(argv, env=self.env(instance), input=input, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=TIMEOUT)
-        r = Result(argv, p.returncode, p.stdout.decode("utf-8", "replace"),
-                   p.stderr.decode("utf-8", "replace"))
-        if self.verbose:
-            print(f"    {r!r}", flush=True)
-        return r
-
-    def ok(self, *args, **kw):
-        r = self.run(*args, **kw)
-        check(r.rc == 0, f"expected success: {r!r}")
-        check(r.err == "", f"unexpected stderr: {r!r}")
-        return r
-
-    def get(self, name):
-        return self.ok("get", name).out.rstrip("\n")
-
-    def dump(self):
-        r = self.ok("dump", "--json")
-        try:
-            return json.loads(r.out)
-        except ValueError as e:
-            raise Failure(f"dump --json is not valid JSON ({e}): {r.out[:2000]}")
-
-    def snapshot(self):
-        """Every parameter's value, status, timestamp and version."""
-        return {p["name"]: (p["value"], p["status"], p["timestamp_ns"], p["seq"])
-                for p in self.dump()["parameters"]}
-
-    def start_daemon(self, instance=None, state_dir=None, schema=SCHEMA, extra=()):
-        return Daemon(self, instance or self.instance, state_dir or self.state_dir,
-                      schema, extra).start()
-
-    def cleanup(self):
-        # SIGTERM: a clean shutdown removes the segment (stop() falls back
-        # to SIGKILL if pbusd does not exit).
-        for d in self.daemons:
-            try:
-                d.stop()
-            except Exception:
-                pass
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def one_line_error(r, rc, pattern=None):
-    """A refusal: exit status @rc, nothing on stdout, exactly one line on
-    stderr that starts with "pbus: " (and matches @pattern)."""
-    check(r.rc == rc, f"expected exit status {rc}: {r!r}")
-    check(r.out == "", f"expected no stdout: {r!r}")
-    check(r.err.endswith("\n") and r.err.count("\n") == 1, f"expected one line on stderr: {r!r}")
-    check(r.err.startswith("pbus: "), f"expected 'pbus: ' first: {r!r}")
-    if pattern is not None:
-        check(re.fullmatch(pattern, r.err.rstrip("\n")), f"stderr does not match {pattern!r}: {r!r}")
-
-
-class LineReader:
-    """Lines from a pipe, with a deadline per line."""
-
-    def __init__(self, fd):
-        self.fd, self.buf = fd, b""
-
-    def line(self, timeout=TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-                raise Failure(f"no line within {timeout} s (have {self.buf!r})")
-            chunk = os.read(self.fd, 4096)
-            if not chunk:
-                raise Failure(f"end of output (have {self.buf!r})")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode("utf-8", "replace")
-
-
-def start_watch(ctx, *args):
-    return subprocess.Popen([ctx.pbus, "watch"] + list(args), env=ctx.env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def finish(proc, timeout=TIMEOUT):
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise Failure(f"did not exit within {timeout} s")
-    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-
-
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-def schema_hash(path):
-    """docs/schema-format.md, "The schema hash": every record line with its LF."""
-    h = b""
-    with open(path, "rb") as f:
-        for line in f:
-            if line.strip(b"\n") and not line.startswith(b"#"):
-                h += line
-    return fnv1a64(h)
-
-
 # --- The tests ---------------------------------------------------------------
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
 
 COMMANDS = ["list", "get", "set", "watch", "dump", "info", "stat"]
 
 
-@test
-def help_(ctx):
+def test_help(ctx):
     r = ctx.ok("--help", instance=False)
     check(r.out.startswith("Usage: pbus"), f"pbus --help: {r!r}")
     for c in COMMANDS:
@@ -329,16 +103,14 @@ def help_(ctx):
     one_line_error(ctx.run("-i", instance=False), 2, r"pbus: option '-i' needs an argument.*")
 
 
-@test
-def no_instance_given(ctx):
+def test_no_instance_given(ctx):
     for args in (["list"], ["get", "trim"], ["set", "trim=1"], ["watch"], ["dump", "--json"], ["info"],
                  ["set", "--direct", "trim=1"], ["watch", "--server"], ["stat"]):
         one_line_error(ctx.run(*args, instance=False), 2,
                        re.escape("pbus: no instance given (use -i NAME or set PBUS_INSTANCE)"))
 
 
-@test
-def missing_instance(ctx):
+def test_missing_instance(ctx):
     name = f"clitest-{os.getpid()}-nope"
     msg = re.escape(f"pbus: instance '{name}' not found (is pbusd running?)")
     for args in (["list"], ["get", "trim"], ["set", "trim=1"], ["watch", "--count", "1"],
@@ -350,8 +122,7 @@ def missing_instance(ctx):
     one_line_error(ctx.run("-i", "bad/name", "list"), 2, r"pbus: invalid instance name 'bad/name'.*")
 
 
-@test
-def instance_option(ctx):
+def test_instance_option(ctx):
     # -i beats $PBUS_INSTANCE, before or after the command.
     other = f"clitest-{os.getpid()}-other"
     check(ctx.run("-i", ctx.instance, "get", "trim", instance=other).rc == 0, "-i before the command")
@@ -359,8 +130,7 @@ def instance_option(ctx):
     check(ctx.run("get", f"--instance={ctx.instance}", "trim", instance=other).rc == 0, "--instance=")
 
 
-@test
-def list_(ctx):
+def test_list(ctx):
     r = ctx.ok("list")
     lines = r.out.splitlines()
     check(lines[0].split() == ["NAME", "TYPE", "VALUE", "UNIT"], f"header: {lines[0]!r}")
@@ -400,8 +170,7 @@ def list_(ctx):
     one_line_error(ctx.run("list", "nomatch*"), 1, r"pbus: list: no parameter matches 'nomatch\*'")
 
 
-@test
-def get(ctx):
+def test_get(ctx):
     for name, _, default, _ in READABLE:
         check(ctx.get(name) == default, f"get {name}: {ctx.get(name)!r}, expected {default!r}")
     r = ctx.ok("get", "trim", "mode", "limits", "energy_uj")
@@ -469,8 +238,7 @@ SETS = [
 ]
 
 
-@test
-def set_every_type(ctx):
+def test_set_every_type(ctx):
     for name, text, shown, value in SETS:
         before = ctx.snapshot()
         ctx.ok("set", f"{name}={text}")
@@ -485,8 +253,7 @@ def set_every_type(ctx):
                 check(after[other] == before[other], f"set {name} changed {other}")
 
 
-@test
-def set_several(ctx):
+def test_set_several(ctx):
     before = ctx.snapshot()
     args = ["trim=3", "mode=ON", "label=two word", "limits=1,2", "voltage_setpoint=12.5",
             "output_enable=true", "calibration=abcd"]
@@ -564,8 +331,7 @@ BAD = [
 ]
 
 
-@test
-def set_refused_changes_nothing(ctx):
+def test_set_refused_changes_nothing(ctx):
     ctx.ok("set", "trim=0", "mode=OFF", "voltage_setpoint=1", "label=keep")
     for args, rc, pattern in BAD:
         before = ctx.snapshot()
@@ -579,8 +345,7 @@ def set_refused_changes_nothing(ctx):
         check(not changed, f"set {args!r} was refused but changed {changed}")
 
 
-@test
-def set_hex_float_refused(ctx):
+def test_set_hex_float_refused(ctx):
     # The same parser writes directly and reads the state file: hex is
     # refused there too, decimal exponents are not.
     one_line_error(ctx.run("set", "--direct", "gain=0x1p1"), 1,
@@ -589,8 +354,7 @@ def set_hex_float_refused(ctx):
     check(ctx.get("gain") == "2" and ctx.get("voltage_setpoint") == "15", "decimal exponents")
 
 
-@test
-def set_missing_instance_changes_nothing(ctx):
+def test_set_missing_instance_changes_nothing(ctx):
     before = ctx.snapshot()
     name = f"clitest-{os.getpid()}-absent"
     one_line_error(ctx.run("-i", name, "set", "trim=5"), 3,
@@ -598,14 +362,11 @@ def set_missing_instance_changes_nothing(ctx):
     check(ctx.snapshot() == before, "a set on a missing instance changed this one")
 
 
-@test
-def set_wait_saved(ctx):
+def test_set_wait_saved(ctx, pbus_instance, pbusd):
     # A persistent parameter: once `set --wait-saved` returns, the value is
     # on disk, so it survives a pbusd killed at once with SIGKILL.
-    instance = ctx.new_instance_name()
-    state_dir = os.path.join(ctx.tmp, "state-wait-saved")
-    os.mkdir(state_dir)
-    d = Daemon(ctx, instance, state_dir).start()
+    instance, state_dir = pbus_instance.name, pbus_instance.state_dir
+    d = pbusd
     start = time.monotonic()
     ctx.ok("set", "--wait-saved", "ramp_ms=4321", "label=saved", "trim=4", instance=instance)
     check(time.monotonic() - start < 5, "set --wait-saved took 5 s or more")
@@ -618,14 +379,11 @@ def set_wait_saved(ctx):
     d.stop()
 
 
-@test
-def set_orphaned_refused(ctx):
+def test_set_orphaned_refused(ctx, pbus_instance, pbusd):
     # pbusd killed: nobody would save a write, and its restart replaces the
     # segment: `set` refuses; `info` tells why.
-    instance = ctx.new_instance_name()
-    state_dir = os.path.join(ctx.tmp, "state-orphan")
-    os.mkdir(state_dir)
-    d = Daemon(ctx, instance, state_dir).start()
+    instance, state_dir = pbus_instance.name, pbus_instance.state_dir
+    d = pbusd
     d.stop(signal.SIGKILL)
     one_line_error(ctx.run("set", "trim=1", instance=instance), 3,
                    re.escape(f"pbus: instance '{instance}' is orphaned (pbusd is not running)"))
@@ -636,8 +394,7 @@ def set_orphaned_refused(ctx):
     d.stop()
 
 
-@test
-def set_direct(ctx):
+def test_set_direct(ctx):
     # --direct writes the segment itself, with the same checks and messages.
     before = ctx.snapshot()
     ctx.ok("set", "--direct", "trim=4", "mode=STANDBY", "trim=5")
@@ -656,13 +413,10 @@ def set_direct(ctx):
     ctx.ok("set", "ramp_ms=100", "mode=OFF")
 
 
-@test
-def set_without_socket(ctx):
+def test_set_without_socket(ctx, pbus_instance):
     # A pbusd that serves no socket: `set` says so and names --direct;
     # --direct works; the server-only commands say what to use instead.
-    instance = ctx.new_instance_name()
-    state_dir = os.path.join(ctx.tmp, "state-no-socket")
-    os.mkdir(state_dir)
+    instance, state_dir = pbus_instance.name, pbus_instance.state_dir
     d = Daemon(ctx, instance, state_dir, extra=["--no-socket"]).start()
     one_line_error(ctx.run("set", "trim=1", instance=instance), 3,
                    re.escape(f"pbus: instance '{instance}': pbusd serves no socket (--no-socket, or another "
@@ -675,8 +429,7 @@ def set_without_socket(ctx):
     d.stop()
 
 
-@test
-def set_not_allowed(ctx):
+def test_set_not_allowed(ctx):
     # pbusd decides who may write from the client's credentials: another
     # user than pbusd's own gets a one-line refusal, and nothing changes.
     # make test runs as root; elsewhere this fails rather than pass unseen.
@@ -713,8 +466,7 @@ def set_not_allowed(ctx):
     check(ctx.snapshot() == before, "a refused set changed something")
 
 
-@test
-def stat_one_request_per_sample(ctx):
+def test_stat_one_request_per_sample(ctx):
     # A sample is one STATS request (a second one, to learn the size first,
     # would be another sample, whose text may have grown by a digit): pbus
     # stat sends HELLO, SCHEMA_GET and one STATS_GET. Its own line in the
@@ -743,13 +495,10 @@ def stat_one_request_per_sample(ctx):
         p.wait()
 
 
-@test
-def restore_counts(ctx):
+def test_restore_counts(ctx, pbus_instance):
     # pbusd says how many saved values it restored, and how many it skipped
     # and why: 3 restored, 4 skipped (docs/persistence.md, Restoring).
-    instance = ctx.new_instance_name()
-    state_dir = os.path.join(ctx.tmp, "state-restore-counts")
-    os.mkdir(state_dir)
+    instance, state_dir = pbus_instance.name, pbus_instance.state_dir
     body = ("# parambus state file, written by pbusd: do not edit\n"
             "pbus-state 1\n"
             f"instance {instance}\n"
@@ -777,8 +526,7 @@ def restore_counts(ctx):
         d.stop()
 
 
-@test
-def stat(ctx):
+def test_stat(ctx):
     r = ctx.ok("stat", "--once")
     check(re.search(rf"^instance\s+{re.escape(ctx.instance)}$", r.out, re.M), f"stat: {r.out}")
     check(re.search(r"^clients\s+\d+ \(at most \d+\)$", r.out, re.M), f"stat: {r.out}")
@@ -810,8 +558,7 @@ def stat(ctx):
     one_line_error(ctx.run("stat", "extra"), 2, r"pbus: stat: unexpected argument 'extra'.*")
 
 
-@test
-def watch_server(ctx):
+def test_watch_server(ctx):
     # The same lines as the segment watch, fed by a subscription.
     ctx.ok("set", "trim=0", "mode=OFF", "label=start")
     w = start_watch(ctx, "--server", "--initial", "--count", "3", "trim", "mode", "label")
@@ -834,8 +581,7 @@ def watch_server(ctx):
     one_line_error(ctx.run("watch", "--server", "secret"), 1, r"pbus: watch secret: parameter is not readable.*")
 
 
-@test
-def watch_server_terminal(ctx):
+def test_watch_server_terminal(ctx):
     ctx.ok("set", "trim=0")
     master, slave = pty.openpty()
     w = subprocess.Popen([ctx.pbus, "watch", "--server", "--interval", "20", "trim", "mode"], env=ctx.env(),
@@ -875,12 +621,9 @@ def watch_server_terminal(ctx):
         os.close(master)
 
 
-@test
-def watch_server_reconnects(ctx):
-    instance = ctx.new_instance_name()
-    state_dir = os.path.join(ctx.tmp, "state-server-reconnect")
-    os.mkdir(state_dir)
-    d = Daemon(ctx, instance, state_dir).start()
+def test_watch_server_reconnects(ctx, pbus_instance, pbusd):
+    instance, state_dir = pbus_instance.name, pbus_instance.state_dir
+    d = pbusd
     ctx.ok("set", "trim=3", instance=instance)
     w = subprocess.Popen([ctx.pbus, "-i", instance, "watch", "--server", "--initial", "--count", "2", "trim"],
                          env=ctx.env(False), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -910,8 +653,7 @@ def watch_server_reconnects(ctx):
         d.stop()
 
 
-@test
-def watch_lines(ctx):
+def test_watch_lines(ctx):
     ctx.ok("set", "trim=0", "mode=OFF", "label=start")
     w = start_watch(ctx, "--initial", "--count", "3", "trim", "mode", "label")
     try:
@@ -931,8 +673,7 @@ def watch_lines(ctx):
             w.wait()
 
 
-@test
-def watch_all(ctx):
+def test_watch_all(ctx):
     # No names: every readable parameter, in schema order.
     w = start_watch(ctx, "--initial", "--count", "1")
     try:
@@ -949,8 +690,7 @@ def watch_all(ctx):
             w.wait()
 
 
-@test
-def watch_errors(ctx):
+def test_watch_errors(ctx):
     one_line_error(ctx.run("watch", "nosuch"), 1, re.escape("pbus: unknown parameter 'nosuch'"))
     one_line_error(ctx.run("watch", "secret"), 1, r"pbus: watch secret: parameter is not readable.*")
     one_line_error(ctx.run("watch", "--interval", "0"), 2, r"pbus: watch: --interval '0'.*")
@@ -959,8 +699,7 @@ def watch_errors(ctx):
     one_line_error(ctx.run("watch", "--count"), 2, r"pbus: watch: option '--count' needs an argument.*")
 
 
-@test
-def watch_signal(ctx):
+def test_watch_signal(ctx):
     for sig in (signal.SIGTERM, signal.SIGINT):
         w = start_watch(ctx, "--initial", "trim")
         try:
@@ -976,8 +715,7 @@ def watch_signal(ctx):
                 w.wait()
 
 
-@test
-def watch_terminal(ctx):
+def test_watch_terminal(ctx):
     # On a terminal: drawn in place (cursor up, line erase), the cursor
     # hidden while it runs and shown again after Ctrl-C.
     ctx.ok("set", "trim=0")
@@ -1025,13 +763,10 @@ def watch_terminal(ctx):
         os.close(master)
 
 
-@test
-def watch_reopens(ctx):
+def test_watch_reopens(ctx, pbus_instance, pbusd):
     # pbusd restarts: the watch says so, reopens and goes on.
-    instance = ctx.new_instance_name()
-    state_dir = os.path.join(ctx.tmp, "state-reopen")
-    os.mkdir(state_dir)
-    d = Daemon(ctx, instance, state_dir).start()
+    instance, state_dir = pbus_instance.name, pbus_instance.state_dir
+    d = pbusd
     w = subprocess.Popen([ctx.pbus, "-i", instance, "watch", "--initial", "--count", "2", "trim"],
                          env=ctx.env(False), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -1060,8 +795,7 @@ def watch_reopens(ctx):
         d.stop()
 
 
-@test
-def dump_json(ctx):
+def test_dump_json(ctx):
     ctx.ok("set", 'label=q"\\\x01\u00e9', "mode=STANDBY", "limits=", "voltage_setpoint=2.25")
     doc = ctx.dump()
     check(doc["instance"] == ctx.instance, f"instance {doc['instance']!r}")
@@ -1102,8 +836,7 @@ def dump_json(ctx):
     check(ctx.run("dump", "--json", "extra").rc == 2, "dump with an argument")
 
 
-@test
-def dump_text(ctx):
+def test_dump_text(ctx):
     r = ctx.ok("dump")
     check(re.search(rf"^instance:\s+{re.escape(ctx.instance)}$", r.out, re.M), "instance line")
     check(re.search(r"^interface:\s+com\.example\.test\.CliTest 1\.2$", r.out, re.M), "interface line")
@@ -1114,8 +847,7 @@ def dump_text(ctx):
     check("enum     OFF=0 ON=1 TRIPPED=2 STANDBY=-1" in r.out, "enumerators")
 
 
-@test
-def info(ctx):
+def test_info(ctx):
     r = ctx.ok("info")
     check(re.search(rf"^instance:\s+{re.escape(ctx.instance)}$", r.out, re.M), f"info: {r.out}")
     check(re.search(r"^interface:\s+com\.example\.test\.CliTest 1\.2$", r.out, re.M), f"info: {r.out}")
@@ -1125,38 +857,3 @@ def info(ctx):
     check(doc["owner_pid"] == ctx.daemon.pid and doc["state"] == "live" and doc["param_count"] == len(PARAMS), f"{doc}")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build", help="build folder with daemon/pbusd and tools/pbus (e.g. build/dev)")
-    ap.add_argument("--only", help="run the tests whose name contains this text")
-    ap.add_argument("-v", "--verbose", action="store_true", help="show every pbus command run")
-    args = ap.parse_args()
-
-    ctx = Context(args.build, args.verbose)
-    failed = 0
-    try:
-        for exe in (ctx.pbus, ctx.pbusd):
-            if not os.access(exe, os.X_OK):
-                print(f"FAIL: cli/setup: {exe} not built")
-                return 1
-        try:
-            ctx.daemon = ctx.start_daemon()
-        except Failure as e:
-            print(f"FAIL: cli/setup: {e}")
-            return 1
-        for fn in TESTS:
-            name = case_name(fn)
-            if args.only and args.only not in name:
-                continue
-            failed += not run_case("cli", name, fn, ctx)
-            if ctx.daemon.proc.poll() is not None:
-                print(f"FAIL: cli/pbusd: pbusd exited ({ctx.daemon.proc.returncode}): {ctx.daemon.log()}")
-                failed += 1
-                break
-    finally:
-        ctx.cleanup()
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,7 +3,7 @@ line and column."""
 
 import pytest
 
-from conftest import build, write
+from pbustest.gen import build, write
 from pbusgen.errors import GenError
 
 PSU = '''package p

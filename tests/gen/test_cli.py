@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, write
+from pbustest.gen import FIXTURES, ROOT, write
 from pbusgen import cli
 
 PSU = ROOT / "examples" / "psu" / "psu.fdepl"

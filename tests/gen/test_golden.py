@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GOLDEN, ROOT, update_golden
+from pbustest.gen import GOLDEN, ROOT, update_golden
 from pbusgen import cli
 from pbusgen.emit_schema import encode, schema_hash
 

@@ -5,7 +5,7 @@ input, with the exact one-line message and its file, line and column."""
 
 import pytest
 
-from conftest import ROOT, build, write
+from pbustest.gen import ROOT, build, write
 from pbusgen import emit_schema
 
 DEV = '''package p

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import FIXTURES, build, write
+from pbustest.gen import FIXTURES, build, write
 from pbusgen import loader, resolver, syntax as S
 from pbusgen.errors import Diagnostics, GenError
 from pbusgen.frontend import parse_annotation_block, parse_fdepl, parse_fidl

@@ -3,7 +3,7 @@ and the parameters and C names of the model."""
 
 import pytest
 
-from conftest import FIXTURES, build
+from pbustest.gen import FIXTURES, build
 from pbusgen.model import EnumValue
 
 LIB = {

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from conftest import ROOT, build, write
+from pbustest.gen import ROOT, build, write
 from pbusgen.errors import GenError
 
 FIDL = (ROOT / "examples" / "psu" / "psu.fidl").read_text()

@@ -1,11 +1,11 @@
-#!/usr/bin/env python3
 """test_socket.py: a local user attacks pbusd's socket, and fails.
 
-    python3 tests/security/test_socket.py BUILD_DIR [--only TEXT] [-v]
+    build/venv/bin/python -m pytest -q -p no:cacheprovider tests/security/test_socket.py \
+        --pbus-build build/dev
 
 The attacks of the security issue "No local user can stall, crash, hide or
 spoof an instrument" that go through pbusd's socket, each run for real:
-the attacker is the unprivileged user pbus-test (secutil.py creates it, and
+the attacker is the unprivileged user pbus-test (pbustest/secutil.py creates it, and
 a second one, pbus-test-owner, for an instrument that does not run as root
 or a second tenant), the victim root or the instrument's owner.
 
@@ -22,14 +22,12 @@ or a second tenant), the victim root or the instrument's owner.
 - Out of descriptors: pbusd neither spins nor floods its log when accept4()
   fails for want of descriptors, and serves again when some are free.
 
-BUILD_DIR holds daemon/pbusd, tools/pbus and tests/security/hold-param
-(e.g. build/dev). Each test prints `PASS: security/<name>` or `FAIL:
-security/<name>: reason`; the exit status is non-zero if any failed. Runs
-as root (it switches users). pbusd serves tests/server/fixtures/security.pbs
+--pbus-build holds daemon/pbusd, tools/pbus and tests/security/hold-param.
+Each test prints `PASS: security/<name>` or `FAIL: security/<name>: reason`
+(tests/conftest.py). Runs as root (it switches users). pbusd serves tests/server/fixtures/security.pbs
 under instance names unique to this run, with sockets and state in a
 temporary folder; every process started here is stopped at the end.
 """
-import argparse
 import json
 import os
 import re
@@ -39,41 +37,37 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(TOP, "tests", "server"))
-sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
-import protocol as P  # noqa: E402
-from secutil import (OWNER_USER, TEST_USER, as_user, ensure_owner_user, ensure_user, hello,  # noqa: E402
-                     popen_as, program, reachable, user_ids)
-from test_cli import (TIMEOUT, Daemon, Failure, Result, case_name, check, one_line_error,  # noqa: E402
-                      run_case)
-from test_protocol import ServerContext, expect_error, expect_reply, stats, wait_until  # noqa: E402
+import pytest
 
-FIXTURE = os.path.join(TOP, "tests", "server", "fixtures", "security.pbs")
+from pbustest import protocol as P
+from pbustest.attacker import hello
+from pbustest.check import TIMEOUT, Failure, check
+from pbustest.cli import Result, one_line_error
+from pbustest.daemon import TESTS_DIR, Daemon
+from pbustest.secutil import OWNER_USER, TEST_USER, as_user, popen_as, program, reachable, user_ids
+from pbustest.server import ServerContext, expect_reply, stats, wait_until
+
+SUITE = "security"
+FIXTURE = os.path.join(TESTS_DIR, "server", "fixtures", "security.pbs")
 WAIT = 5.0          # seconds for any one frame or condition
 EBUSY = P.EBUSY     # docs/socket-protocol.md §5
 BUSY_S = 1.0        # how long pbusd tries a SET whose parameter is held
 
 
 class SecurityContext(ServerContext):
-    """test_protocol's ServerContext (pbus, a temporary folder and a socket
-    folder, daemons stopped at the end, start_server/connect/path/w) with the
+    """The ServerContext (pbus, a temporary folder and a socket folder,
+    daemons stopped at the end, start_server/connect/path/w) with the
     security fixture, and clean-ups for what the attacks leave behind."""
 
-    def __init__(self, build, verbose):
-        super().__init__(build, verbose, FIXTURE)
-        self.hold_param = os.path.join(self.build, "tests", "security", "hold-param")
+    INSTANCE_PREFIX = "sectest"
+
+    def __init__(self, build, tmp, daemons, instances, verbose=False):
+        super().__init__(build, tmp, daemons, instances, FIXTURE, verbose)
+        self.hold_param = build.hold_param
         self.cleanups = []
         self.procs = []
-
-    def new_instance_name(self):
-        self.serial += 1
-        return f"sectest-{os.getpid()}-{self.serial}"
 
     def env(self, instance=True):
         env = super().env(instance)
@@ -270,23 +264,28 @@ def cpu_seconds(pid):
 
 # --- The tests ------------------------------------------------------------------
 
-TESTS = []
+@pytest.fixture(scope="module")
+def ctx(pbus_build, pbus_tmp, pbus_daemons, pbus_instances, pbus_verbose, pbus_user, pbus_owner_user):
+    """The module's SecurityContext, once both test users exist (they run
+    as root: pbus_user fails otherwise)."""
+    pbus_build.require(pbus_build.pbus, pbus_build.pbusd, pbus_build.hold_param)
+    ctx = SecurityContext(pbus_build, pbus_tmp, pbus_daemons, pbus_instances, pbus_verbose)
+    yield ctx
+    ctx.cleanup()
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
+@pytest.fixture
+def server(ctx):
+    """The module's pbusd (ctx.daemon), started again if a test ended it."""
+    return ctx.serving()
 
 
-def needs_server(fn):
-    fn.needs_server = True
-    return test(fn)
+needs_server = pytest.mark.usefixtures("server")
 
 
 # Attack 6: a fake socket directory, a fake server.
 
-@test
-def socket_dir_refused(ctx):
+def test_socket_dir_refused(ctx):
     """pbusd refuses a socket folder that another user made or can write,
     whether it found it (the default /tmp/parambus-UID, made in advance by
     the attacker) or was pointed at it (--socket-dir); and a symbolic link.
@@ -360,8 +359,7 @@ def socket_dir_refused(ctx):
         d.stop()
 
 
-@test
-def fake_server(ctx):
+def test_fake_server(ctx):
     """A socket of the attacker's where root's `pbus set` looks for pbusd's
     (PBUS_SOCKET_DIR naming a folder of the attacker's): pbus refuses the
     server, naming the socket and its uid, and sends it nothing."""
@@ -400,8 +398,7 @@ def fake_server(ctx):
     check(not sent, f"pbus sent bytes to the untrusted server: {sent}")
 
 
-@test
-def owner_by_env(ctx):
+def test_owner_by_env(ctx):
     """A pbusd that runs as an unprivileged user (pbus-test-owner) is not
     root's to trust by default; $PBUS_OWNER names it."""
     owner, _ = user_ids(OWNER_USER)
@@ -433,7 +430,7 @@ def send_set(ctx, conn, pairs):
 
 
 @needs_server
-def busy_set_others_served(ctx):
+def test_busy_set_others_served(ctx):
     """While a SET waits for the held parameter, another client connects,
     shakes hands and reads in far less than the second the SET may wait;
     the SET's answer comes after that second."""
@@ -456,7 +453,7 @@ def busy_set_others_served(ctx):
 
 
 @needs_server
-def busy_set_refused(ctx):
+def test_busy_set_refused(ctx):
     """The SET gets SET_REPLY EBUSY after about a second, the busy write
     EBUSY, the other 0, nothing applied; the client's later requests are
     answered after it, in order."""
@@ -482,7 +479,7 @@ def busy_set_refused(ctx):
 
 
 @needs_server
-def busy_set_cli(ctx):
+def test_busy_set_cli(ctx):
     """`pbus set` of a batch with a held parameter: one line that names
     it, a failure status, nothing changed."""
     with Holder(ctx, ctx.daemon, "text"):
@@ -496,7 +493,7 @@ def busy_set_cli(ctx):
 
 
 @needs_server
-def busy_set_after_release(ctx):
+def test_busy_set_after_release(ctx):
     """Once the writer lets go, the same SET is applied."""
     with Holder(ctx, ctx.daemon, "text") as h:
         h.release()
@@ -539,8 +536,7 @@ def unprivileged_hello(ctx, user, daemon):
     return as_user(uid, gid, [], probe)
 
 
-@test
-def hoarding_per_user(ctx):
+def test_hoarding_per_user(ctx):
     """pbus-test opens connections until it is refused and holds them:
     it gets its share (a quarter of --max-clients), and root's `pbus set`,
     and another user, still get in; its next one is refused with the
@@ -571,8 +567,7 @@ def hoarding_per_user(ctx):
         d.stop()
 
 
-@test
-def hoarding_reserved(ctx):
+def test_hoarding_reserved(ctx):
     """Unprivileged users together cannot take the last --reserved-clients
     places: those stay for root (and pbusd's user)."""
     d = ctx.start_server(extra=["--max-clients", "16", "--max-clients-per-user", "8", "--reserved-clients", "4"])
@@ -615,8 +610,7 @@ def hoarding_reserved(ctx):
 
 # Attack 10: out of descriptors.
 
-@test
-def accept_out_of_descriptors(ctx):
+def test_accept_out_of_descriptors(ctx):
     """With RLIMIT_NOFILE reached, pending connections wait in the backlog:
     pbusd does not spin on accept4() (CPU), logs one warning, and serves
     them once descriptors are free again."""
@@ -677,54 +671,3 @@ def accept_out_of_descriptors(ctx):
         d.stop()
 
 
-# --- Main -----------------------------------------------------------------------
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build", help="build folder with daemon/pbusd, tools/pbus, tests/security/hold-param")
-    ap.add_argument("--only", help="run the tests whose name contains this text")
-    ap.add_argument("-v", "--verbose", action="store_true", help="show details")
-    args = ap.parse_args()
-
-    ctx = SecurityContext(args.build, args.verbose)
-    failed = 0
-    started = time.monotonic()
-    try:
-        setup_error = None
-        for exe in (ctx.pbus, ctx.pbusd, ctx.hold_param):
-            if not os.access(exe, os.X_OK):
-                setup_error = f"{exe} not built"
-        if not setup_error and os.geteuid() != 0:
-            setup_error = "the attack tests switch users: run them as root"
-        if not setup_error:
-            try:
-                ensure_user()
-                ensure_owner_user()
-            except (subprocess.CalledProcessError, OSError) as e:
-                setup_error = f"cannot create the test users: {e}"
-        for fn in TESTS:
-            name = case_name(fn)
-            if args.only and args.only not in name:
-                continue
-            if setup_error:
-                print(f"FAIL: security/{name}: {setup_error}", flush=True)
-                failed += 1
-                continue
-            if getattr(fn, "needs_server", False) and (ctx.daemon is None or ctx.daemon.proc.poll() is not None):
-                try:
-                    ctx.daemon = ctx.start_server()
-                except Failure as e:
-                    print(f"FAIL: security/{name}: pbusd did not start: {e}", flush=True)
-                    failed += 1
-                    continue
-            t0 = time.monotonic()
-            failed += not run_case("security", name, fn, ctx)
-            ctx.log(f"{name}: {time.monotonic() - t0:.2f} s")
-        print(f"security: {time.monotonic() - started:.1f} s", flush=True)
-    finally:
-        ctx.cleanup()
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,34 +1,32 @@
-#!/usr/bin/env python3
 """test_table.py: the attacks on the shared-memory table, run as a local
 user without rights against the real pbusd and the demo simulator.
 
-    python3 tests/security/test_table.py BUILD_DIR [--only TEXT] [-v]
+    build/venv/bin/python -m pytest -q -p no:cacheprovider tests/security/test_table.py \
+        --pbus-build build/dev
 
 docs/security.md is the threat model; each case runs one attack of its §4
 with tests/security/attack.c as the unprivileged user pbus-test (created if
 missing) and checks the outcome against the bound it states: writers keep
 their rate, nothing crashes, nothing is hidden, no fake instance is
-believed, the real pbusd starts, batches are all or nothing. BUILD_DIR holds
-daemon/pbusd, tools/pbus, examples/psu/psu-sim and psu.pbs, and
-tests/security/attack and hold-param (e.g. build/dev). Each case prints
-`PASS: security/table/<name>` or `FAIL: security/table/<name>: reason`.
-Run as root.
+believed, the real pbusd starts, batches are all or nothing. --pbus-build
+holds daemon/pbusd, tools/pbus, examples/psu/psu-sim and psu.pbs, and
+tests/security/attack and hold-param. Each case, on an instance of its
+own, prints `PASS: security/table/<name>` or `FAIL: security/table/<name>:
+reason` (tests/conftest.py). Run as root.
 """
-import argparse
-import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
+import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
-import secutil  # noqa: E402
-from test_cli import TIMEOUT, Context, Daemon, Failure, case_name, check, run_case  # noqa: E402
+import pytest
+
+from pbustest import secutil
+from pbustest.check import TIMEOUT, Failure, check
+from pbustest.cli import Context
+from pbustest.daemon import Daemon
 
 SUITE = "security/table"
 ATTACK_S = 3.0        # how long the long attacks run
@@ -39,13 +37,13 @@ QUICK_S = 0.5         # a request that must not be held up (seconds)
 class TableContext(Context):
     """test_cli's Context, serving the demo's schema with its simulator."""
 
-    def __init__(self, build, verbose):
-        super().__init__(build, verbose)
+    def __init__(self, build, tmp, daemons, instances, verbose=False):
+        super().__init__(build, tmp, daemons, instances, verbose)
         os.chmod(self.tmp, 0o755)  # the attacker reads the copy of a segment here
-        self.schema = os.path.join(self.build, "examples", "psu", "psu.pbs")
-        self.sim = os.path.join(self.build, "examples", "psu", "psu-sim")
-        self.attack = os.path.join(self.build, "tests", "security", "attack")
-        self.hold = os.path.join(self.build, "tests", "security", "hold-param")
+        self.schema = build.psu_schema
+        self.sim = build.psu_sim
+        self.attack = build.attack
+        self.hold = build.hold_param
         self.procs = []
 
     def start(self, instance=None):
@@ -106,10 +104,18 @@ class TableContext(Context):
                 pass
         super().cleanup()
         # What the attacker left in /dev/shm under this run's names.
-        prefix = f"pbus.clitest-{os.getpid()}-"
-        for name in os.listdir("/dev/shm"):
-            if name.startswith(prefix):
-                os.unlink(os.path.join("/dev/shm", name))
+        self.instances.cleanup()
+
+
+@pytest.fixture
+def ctx(pbus_build, pbus_tmp, pbus_daemons, pbus_instances, pbus_verbose, pbus_user):
+    """A TableContext of the test's own (its folder, its instances): each
+    attack starts from a fresh pbusd."""
+    pbus_build.require(pbus_build.pbus, pbus_build.pbusd, pbus_build.psu_sim, pbus_build.attack,
+                       pbus_build.hold_param)
+    ctx = TableContext(pbus_build, tempfile.mkdtemp(dir=pbus_tmp), pbus_daemons, pbus_instances, pbus_verbose)
+    yield ctx
+    ctx.cleanup()
 
 
 def wait_until(what, predicate, timeout=TIMEOUT):
@@ -136,7 +142,7 @@ def alive(ctx, d):
 
 # --- The attacks ---------------------------------------------------------------------
 
-def turns_stall_no_writer(ctx):
+def test_turns_stall_no_writer(ctx):
     """§4.1: a reader that posts turns on every parameter without end delays
     each write by 200 us at most: the simulator keeps its 1 kHz, a socket SET
     and another client's GET are served at once, a direct write goes
@@ -167,7 +173,7 @@ def turns_stall_no_writer(ctx):
     alive(ctx, d)
 
 
-def wake_tampering_hides_nothing(ctx):
+def test_wake_tampering_hides_nothing(ctx):
     """§4.1: scribbling over the whole wake segment, zeroing the waiter
     counts or raising them changes no value, hides nothing, and delays a
     waiter by 100 ms at most."""
@@ -206,7 +212,7 @@ def wake_tampering_hides_nothing(ctx):
     alive(ctx, d)
 
 
-def nothing_to_truncate(ctx):
+def test_nothing_to_truncate(ctx):
     """§4.1, §5: the attacker can neither resize, remove nor re-permission
     the wake segment, nor open the value segment for writing; there is no
     wake file any more."""
@@ -218,7 +224,7 @@ def nothing_to_truncate(ctx):
     alive(ctx, d)
 
 
-def lock_file_taken(ctx):
+def test_lock_file_taken(ctx):
     """§4.2: the lock file cannot be held by anybody else while pbusd runs
     (mode 0600), and one made and held by the attacker while pbusd is down
     does not keep the real pbusd from starting."""
@@ -237,12 +243,11 @@ def lock_file_taken(ctx):
     alive(ctx, d)
 
 
-def lock_file_of_another_user(ctx):
+def test_lock_file_of_another_user(ctx, pbus_owner_user):
     """§4.2, the stated limit: a pbusd that is not root cannot remove a lock
     file another user made in the sticky /dev/shm; it refuses to start with
     one line naming the file (a root pbusd replaces it: lock-file-taken)."""
-    secutil.ensure_owner_user()
-    uid, gid = secutil.user_ids(secutil.OWNER_USER)
+    uid, gid = pbus_owner_user.uid, pbus_owner_user.gid
     state = os.path.join(ctx.tmp, "owner-state")
     os.mkdir(state)
     os.chown(state, uid, gid)
@@ -259,7 +264,7 @@ def lock_file_of_another_user(ctx):
     check(not os.path.exists(f"/dev/shm/pbus.{ctx.instance}"), "a segment was made anyway")
 
 
-def fake_instance_refused(ctx):
+def test_fake_instance_refused(ctx):
     """§3, §4.2: with the real pbusd down, the attacker serves a copy of the
     real table with a value outside its limits, looking live (its own
     process as owner, a wake segment of its own): root's pbus refuses it,
@@ -290,7 +295,7 @@ def fake_instance_refused(ctx):
     alive(ctx, d)
 
 
-def direct_batch_is_atomic(ctx):
+def test_direct_batch_is_atomic(ctx):
     """§4.5: a direct batch with a parameter a stopped writer holds changes
     nothing, and says which parameter is busy."""
     d = ctx.start()
@@ -308,32 +313,3 @@ def direct_batch_is_atomic(ctx):
     alive(ctx, d)
 
 
-CASES = [turns_stall_no_writer, wake_tampering_hides_nothing, nothing_to_truncate, lock_file_taken,
-         lock_file_of_another_user, fake_instance_refused, direct_batch_is_atomic]
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build")
-    ap.add_argument("--only")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args()
-    if os.geteuid() != 0:
-        print(f"FAIL: {SUITE}/setup: run as root (the attacks switch to an unprivileged user)")
-        return 1
-    secutil.ensure_user()
-    failed = 0
-    for fn in CASES:
-        name = case_name(fn)
-        if args.only and args.only not in name:
-            continue
-        ctx = TableContext(args.build, args.verbose)
-        try:
-            failed += not run_case(SUITE, name, fn, ctx)
-        finally:
-            ctx.cleanup()
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

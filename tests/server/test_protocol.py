@@ -1,307 +1,90 @@
-#!/usr/bin/env python3
 """test_protocol.py: conformance tests of pbusd's socket protocol.
 
-    python3 tests/server/test_protocol.py BUILD_DIR [--only TEXT] [-v]
+    build/venv/bin/python -m pytest -q -p no:cacheprovider tests/server/test_protocol.py \
+        --pbus-build build/dev
 
 An independent check of docs/socket-protocol.md against the real server:
-the client side (protocol.py) is written from the specification alone and
-shares no code with the C library; tests/vectors/socket-frames.txt holds
-frames with their meaning, which protocol.py must encode and decode exactly
-and which are sent to the server. BUILD_DIR holds daemon/pbusd and
-tools/pbus (e.g. build/dev). Each test prints `PASS: server/<name>` or
-`FAIL: server/<name>: reason`; the exit status is non-zero if any failed.
-Python 3 standard library only; run as root (the access tests switch to
-the system user pbus-test, created if missing).
+the client side (tests/pbustest/protocol.py) is written from the
+specification alone and shares no code with the C library;
+tests/vectors/socket-frames.txt holds frames with their meaning, which
+protocol.py must encode and decode exactly and which are sent to the
+server. --pbus-build holds daemon/pbusd and tools/pbus. Each test prints
+`PASS: server/<name>` or `FAIL: server/<name>: reason` (tests/conftest.py).
+Run as root (the access tests switch to the system user pbus-test, created
+if missing).
 
-pbusd serves tests/server/fixtures/server.pbs under an instance name unique
-to this run, with its socket and state in a temporary folder; readiness
-comes through --notify-fd, conditions are polled with deadlines, never
-waited for with a fixed sleep. Every pbusd started here is killed at the end.
+One pbusd serves tests/server/fixtures/server.pbs under an instance name
+unique to this run, with its socket and state in a temporary folder, for
+every test that needs it (@needs_server; started again if a test killed
+it); readiness comes through --notify-fd, conditions are polled with
+deadlines, never waited for with a fixed sleep. Every pbusd started here
+is killed at the end. What the specification leaves open, as this server
+does it, is printed after the run.
 """
-import argparse
-import grp
 import json
 import math
 import os
-import pwd
 import random
 import select
 import socket
 import stat
 import struct
 import subprocess
-import sys
 import time
 
+import pytest
+
+from pbustest import protocol as P
+from pbustest.check import TIMEOUT, Failure, check
+from pbustest.daemon import Daemon
+from pbustest.secutil import TEST_GROUP, TEST_USER
+from pbustest.server import (FIXTURE, WAIT, ServerContext, Witness, decode, drain_notifies, expect_closed,
+                             expect_error, expect_reply, has, hostile, read_frame, request_error, send_raw,
+                             snapshot, stats, summarize, wait_until)
+
+SUITE = "server"
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
-sys.path.insert(0, os.path.join(TOP, "tests", "security"))
-import protocol as P  # noqa: E402
-from secutil import TEST_GROUP, TEST_USER, as_user, ensure_user  # noqa: E402
-from test_cli import TIMEOUT, Context, Daemon, Failure, case_name, check, run_case  # noqa: E402
-
-FIXTURE = os.path.join(HERE, "fixtures", "server.pbs")
 VECTORS = os.path.join(TOP, "tests", "vectors", "socket-frames.txt")
 STATS_KEYS = ["instance", "uptime_s", "clients", "max_clients", "subscriptions", "requests",
               "notifications", "values_notified", "bytes_in", "bytes_out", "errors",
               "connections_total", "rejected_connections", "clients_detail"]
 CLIENT_KEYS = ["pid", "uid", "name", "subscriptions", "requests", "notifications", "tx_pending"]
-WAIT = 5.0  # seconds for any one frame or condition
 
 
-# --- The context ----------------------------------------------------------------
-
-class ServerContext(Context):
-    """test_cli's Context (pbus, temporary folder, daemons stopped at the end)
-    plus the socket folder and the fixture's schema."""
-
-    def __init__(self, build, verbose, fixture=FIXTURE):
-        super().__init__(build, verbose)
-        os.chmod(self.tmp, 0o755)          # the unprivileged user reaches the socket
-        self.sock_dir = os.path.join(self.tmp, "sock")
-        self.fixture = fixture
-        with open(fixture, encoding="utf-8") as f:
-            self.schema_text = f.read()
-        self.schema = P.Schema(self.schema_text)
-        self.notes = []                    # what the spec leaves open, as seen
-
-    def new_instance_name(self):
-        self.serial += 1
-        return f"srvtest-{os.getpid()}-{self.serial}"
-
-    def start_server(self, instance=None, extra=(), sock_dir=None):
-        d = Daemon(self, instance or self.new_instance_name(), self.state_dir, self.fixture,
-                   ["--socket-dir", sock_dir or self.sock_dir] + list(extra))
-        d.sock_dir = sock_dir or self.sock_dir
-        return d.start()
-
-    def path(self, daemon=None):
-        d = daemon or self.daemon
-        return os.path.join(d.sock_dir, d.instance + ".sock")
-
-    def connect(self, daemon=None, hello=True, name="conformance"):
-        c = P.Connection(self.path(daemon), timeout=WAIT)
-        if hello:
-            try:
-                c.hello(name)
-            except Exception:
-                c.close()
-                raise
-        return c
-
-    def get_value(self, name):
-        return self.ok("get", name, instance=self.daemon.instance).out.rstrip("\n")
-
-    def note(self, text):
-        if text not in self.notes:
-            self.notes.append(text)
-        if self.verbose:
-            print(f"    note: {text}", flush=True)
-
-    def log(self, text):
-        if self.verbose:
-            print(f"    {text}", flush=True)
-
-    # Values through the schema.
-    def w(self, name, value):
-        """A write (index, bytes) of @value to parameter @name."""
-        p = self.schema[name]
-        return p.index, P.encode_value(p.type, value, p.enum)
-
-    def value(self, rec):
-        p = self.schema[rec["index"]]
-        return P.decode_value(p.type, rec["value"], p.enum)
-
-    def segment_set(self, *assignments, instance=None):
-        """Write through the segment with the pbus command line (its
-        `--direct` if it has one: then plain `set` may use the socket)."""
-        if not hasattr(self, "_direct"):
-            self._direct = "--direct" in self.run("set", "--help", instance=False).out
-        args = ["set", "--direct"] if self._direct else ["set"]
-        return self.ok(*args, *assignments, instance=instance or self.daemon.instance)
+@pytest.fixture(scope="module")
+def ctx(pbus_build, pbus_tmp, pbus_daemons, pbus_instances, pbus_verbose, pbus_notes):
+    ctx = ServerContext(pbus_build, pbus_tmp, pbus_daemons, pbus_instances, verbose=pbus_verbose,
+                        notes=pbus_notes)
+    yield ctx
+    ctx.cleanup()
 
 
-# --- Helpers --------------------------------------------------------------------
-
-def read_frame(conn, what, timeout=WAIT):
-    try:
-        return conn.recv_frame(timeout)
-    except TimeoutError:
-        raise Failure(f"{what}: no frame within {timeout} s")
-    except P.Closed as e:
-        raise Failure(f"{what}: the server closed the connection ({e})")
-    except P.ProtocolError as e:
-        raise Failure(f"{what}: malformed frame from the server: {e}")
-
-
-def expect_reply(conn, id_, type_, what):
-    """The next frame other than a notification: @type_ with id @id_."""
-    while True:
-        f = read_frame(conn, what)
-        if f.type == P.NOTIFY and f.id == 0:
-            conn.notifications.append(decode(f, what))
-            continue
-        break
-    if f.type == P.ERROR:
-        e = decode(f, what)
-        raise Failure(f"{what}: ERROR {P.errname(e['code'])} ({e['message']!r}), expected {P.typename(type_)}")
-    check(f.type == type_, f"{what}: got {f!r}, expected {P.typename(type_)}")
-    check(f.id == id_, f"{what}: reply id {f.id}, expected {id_}")
-    return decode(f, what)
-
-
-def decode(frame, what):
-    try:
-        return frame.decode()
-    except P.ProtocolError as e:
-        raise Failure(f"{what}: malformed {P.typename(frame.type)} body from the server: {e}")
-
-
-def expect_error(conn, code, what, id_=None, closes=False):
-    """The next frame (not a notification) is ERROR @code (with id @id_ if
-    given); with @closes the server then closes the connection."""
-    while True:
-        f = read_frame(conn, what)
-        if not (f.type == P.NOTIFY and f.id == 0):
-            break
-    check(f.type == P.ERROR, f"{what}: got {f!r}, expected ERROR {P.errname(code)}")
-    e = decode(f, what)
-    check(e["code"] == code, f"{what}: ERROR {P.errname(e['code'])} ({e['message']!r}), "
-                             f"expected {P.errname(code)}")
-    check(e["message"] and "\n" not in e["message"], f"{what}: ERROR message {e['message']!r} is not one line")
-    if id_ is not None:
-        check(f.id == id_, f"{what}: ERROR id {f.id}, expected the request's {id_}")
-    if closes:
-        expect_closed(conn, what)
-    return e["message"], f.id
-
-
-def expect_closed(conn, what):
-    try:
-        rest = conn.wait_closed(WAIT)
-    except TimeoutError:
-        raise Failure(f"{what}: the server did not close the connection within {WAIT} s")
-    except P.ProtocolError as e:
-        raise Failure(f"{what}: malformed frame from the server before the close: {e}")
-    check(not rest, f"{what}: frames after the ERROR: {rest}")
-
-
-def send_raw(conn, data):
-    try:
-        conn.send_bytes(data)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the server may close before reading all of it
-
-
-def request_error(conn, type_, fields, code, what, closes=False):
-    id_ = conn.send(type_, fields)
-    return expect_error(conn, code, what, id_, closes)[0]
-
-
-def wait_until(what, predicate, timeout=WAIT):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = predicate()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise Failure(f"timed out ({timeout} s) waiting for {what}")
-        time.sleep(0.01)
-
-
-def stats(conn):
-    text = conn.stats()
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise Failure(f"STATS is not JSON ({e}): {text[:500]!r}")
-    check(isinstance(doc, dict), f"STATS is not a JSON object: {text[:300]!r}")
-    return doc
-
-
-class Witness:
-    """A connection made before a hostile client acts; afterwards it must
-    still work, and pbusd must still be running and accepting."""
-
-    def __init__(self, ctx, daemon=None):
-        self.ctx, self.daemon = ctx, daemon or ctx.daemon
-        self.conn = ctx.connect(self.daemon, name="witness")
-
-    def check(self, what):
-        check(self.daemon.proc.poll() is None, f"{what}: pbusd exited ({self.daemon.proc.returncode}): "
-                                              f"{self.daemon.log()[-800:]}")
+@pytest.fixture(scope="module")
+def server_build(request, pbus_build):
+    """A build with the socket server, and the test users made before
+    pbusd starts (the schema's group resolves then)."""
+    pbus_build.require(pbus_build.pbus, pbus_build.pbusd)
+    h = subprocess.run([pbus_build.pbusd, "--help"], stdout=subprocess.PIPE, text=True).stdout
+    check("--socket-dir" in h, "pbusd has no --socket-dir: no socket server in this build")
+    if os.geteuid() == 0:
         try:
-            check(self.conn.ping(b"still there") == b"still there", f"{what}: the witness's PONG differs")
-            self.conn.get([3])
-        except (P.Closed, TimeoutError, P.ServerError, P.ProtocolError, OSError) as e:
-            raise Failure(f"{what}: the other, already connected client stopped working: {e}")
-        with self.ctx.connect(self.daemon, name="newcomer") as c:
-            c.ping(b"x")
-
-    def close(self):
-        self.conn.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+            request.getfixturevalue("pbus_user")
+        except Failure as e:  # the access tests say so
+            print(f"    cannot create {TEST_USER}/{TEST_GROUP}: {e}", flush=True)
 
 
-def hostile(ctx, data, code, what, hello=True, witness=None, id_=None):
-    """Send @data on a fresh connection: ERROR @code, the connection
-    closed, everybody else fine."""
-    own = witness is None
-    w = witness or Witness(ctx)
-    try:
-        with ctx.connect(hello=hello, name="hostile") as c:
-            send_raw(c, data)
-            msg, got_id = expect_error(c, code, what, id_, closes=True)
-            ctx.log(f"{what}: ERROR {P.errname(code)} id={got_id} {msg!r}")
-        w.check(what)
-    finally:
-        if own:
-            w.close()
+@pytest.fixture
+def server(ctx, server_build):
+    """The module's pbusd (ctx.daemon, the instance ctx.instance), running
+    before the test and still running after it."""
+    ctx.serving()
+    ctx.instance = ctx.daemon.instance
+    yield ctx.daemon
+    ctx.check_alive()
 
 
-def snapshot(ctx, conn):
-    """Every readable parameter's record, through the socket."""
-    idx = [p.index for p in ctx.schema.params if "noread" not in p.flags]
-    return {v["index"]: (v["value"], v["status"], v["seq"], v["timestamp_ns"]) for v in conn.get(idx)}
-
-
-def drain_notifies(conn, until, what, timeout=WAIT):
-    """NOTIFYs until @until(list so far) is true."""
-    got = []
-    deadline = time.monotonic() + timeout
-    while not until(got):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise Failure(f"{what}: timed out; NOTIFYs so far: {summarize(got)}")
-        if conn.notifications:
-            got.append(conn.notifications.pop(0))
-            continue
-        f = read_frame(conn, what, left)
-        check(f.type == P.NOTIFY and f.id == 0, f"{what}: unexpected {f!r}")
-        got.append(decode(f, what))
-    return got
-
-
-def summarize(notifies, limit=8):
-    out = []
-    for n in notifies[:limit]:
-        out.append(f"sub {n['subscription']}: " + ", ".join(
-            f"[{v['index']}] seq {v['seq']} {v['value'].hex()} st {v['status']}" for v in n["values"]))
-    if len(notifies) > limit:
-        out.append(f"... {len(notifies) - limit} more")
-    return "; ".join(out) or "none"
-
-
-def has(notifies, sub, index, pred=lambda v: True):
-    return any(n["subscription"] == sub and any(v["index"] == index and pred(v) for v in n["values"])
-               for n in notifies)
+needs_server = pytest.mark.usefixtures("server")
 
 
 # --- The vectors ----------------------------------------------------------------
@@ -355,21 +138,7 @@ def fields_from_json(type_, j):
 
 # --- The tests ------------------------------------------------------------------
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def needs_server(fn):
-    fn.needs_server = True
-    return test(fn)
-
-
-@test
-def vectors_codec(ctx):
+def test_vectors_codec(ctx):
     entries = load_vectors()
     names = set()
     seen_types = set()
@@ -430,7 +199,7 @@ def vectors_codec(ctx):
 
 
 @needs_server
-def vectors_server(ctx):
+def test_vectors_server(ctx):
     # Every request vector, as is, in file order on one connection; the
     # reply has the type (and shape) of the reply vector with the same id.
     entries = load_vectors()
@@ -486,7 +255,7 @@ def vectors_server(ctx):
 
 
 @needs_server
-def socket_file(ctx):
+def test_socket_file(ctx):
     st = os.stat(ctx.path())
     check(stat.S_ISSOCK(st.st_mode), f"{ctx.path()} is not a socket")
     check(stat.S_IMODE(st.st_mode) == 0o666, f"socket mode {stat.S_IMODE(st.st_mode):o}, expected 666")
@@ -536,7 +305,7 @@ def hello_fields(min_v=1, max_v=1, h=0, name="conformance"):
 
 
 @needs_server
-def handshake(ctx):
+def test_handshake(ctx):
     # Version ranges that contain 1.
     for lo, hi in ((1, 1), (0, 1), (1, 7), (0, 0xFFFFFFFF)):
         with ctx.connect(hello=False) as c:
@@ -568,7 +337,7 @@ def handshake(ctx):
 
 
 @needs_server
-def hello_reply(ctx):
+def test_hello_reply(ctx):
     with ctx.connect(hello=False) as c:
         r = c.hello("hello-test")
     check(r["version"] == 1, f"version {r['version']}")
@@ -589,7 +358,7 @@ def hello_reply(ctx):
 
 
 @needs_server
-def schema(ctx):
+def test_schema(ctx):
     with ctx.connect() as c:
         text = c.schema()
         check(text == ctx.schema_text, "SCHEMA differs from the fixture file: "
@@ -608,7 +377,7 @@ def json_equal(p, value, js):
 
 
 @needs_server
-def get(ctx):
+def test_get(ctx):
     readable = [p for p in ctx.schema.params if "noread" not in p.flags]
     with ctx.connect() as c:
         ctx.segment_set("trim=-3", "limits=7.25,-1", "label=pbus\u00e9", "calibration=a1b2c3")
@@ -639,7 +408,7 @@ def get(ctx):
 
 
 @needs_server
-def get_errors(ctx):
+def test_get_errors(ctx):
     n = len(ctx.schema.params)
     with ctx.connect() as c:
         for idx, code, named in (([n], P.ENOENT, str(n)), ([0xFFFFFFFF], P.ENOENT, "4294967295"),
@@ -657,7 +426,7 @@ def get_errors(ctx):
 
 
 @needs_server
-def set_(ctx):
+def test_set(ctx):
     with ctx.connect() as c:
         before = {v["index"]: v for v in c.get(range(20))}
         t0 = time.time_ns()
@@ -728,7 +497,7 @@ def refusals(ctx):
 
 
 @needs_server
-def set_refusals(ctx):
+def test_set_refusals(ctx):
     with ctx.connect() as c:
         # Two writes that are fine, on parameters no refusal below touches.
         good1, good2 = ctx.w("sample_rate", 12345), ctx.w("energy_uj", 42)
@@ -789,7 +558,7 @@ def read_state(path):
 
 
 @needs_server
-def set_persistent(ctx):
+def test_set_persistent(ctx):
     path = os.path.join(ctx.state_dir, ctx.daemon.instance + ".state")
     with ctx.connect() as c:
         for k in range(6):
@@ -810,7 +579,7 @@ def set_persistent(ctx):
 
 
 @needs_server
-def set_unsaved(ctx):
+def test_set_unsaved(ctx):
     """§3.3: a persistent write whose save does not come within 10 s gets
     ERROR EIO, though applied; pbusd keeps trying to save (every second) and
     stores it once it can, with no further change."""
@@ -916,7 +685,7 @@ def subscribe_wait_initial(c, indexes, what, **kw):
 
 
 @needs_server
-def subscribe_initial(ctx):
+def test_subscribe_initial(ctx):
     with ctx.connect() as c:
         idx = [3, 21, 15, 19, 17]
         sub, first, _ = subscribe_wait_initial(c, idx, "SUBSCRIBE")
@@ -931,7 +700,7 @@ def subscribe_initial(ctx):
 
 
 @needs_server
-def subscribe_changes(ctx):
+def test_subscribe_changes(ctx):
     with ctx.connect() as c, ctx.connect(name="writer") as w:
         sub, _, _ = subscribe_wait_initial(c, [3, 21, 17], "SUBSCRIBE")
         # Through the socket (another connection).
@@ -986,7 +755,7 @@ def notify_problems(notifies, sub, index, final, value_of):
 
 
 @needs_server
-def subscribe_first_change(ctx):
+def test_subscribe_first_change(ctx):
     # The first change after the first subscription of a fresh pbusd must be
     # notified like any other. (A race would lose it now and then: so 40
     # fresh daemons, each: SUBSCRIBE, the first NOTIFY, one SET.)
@@ -1014,7 +783,7 @@ def subscribe_first_change(ctx):
 
 
 @needs_server
-def subscribe_coalescing(ctx):
+def test_subscribe_coalescing(ctx):
     total = 2000
     with ctx.connect(name="sleeper") as c, ctx.connect(name="writer") as w, ctx.connect(name="live") as live:
         idx = ctx.schema.index("sample_rate")
@@ -1065,7 +834,7 @@ def subscribe_coalescing(ctx):
 
 
 @needs_server
-def subscribe_min_interval(ctx):
+def test_subscribe_min_interval(ctx):
     interval = 0.2
     with ctx.connect(name="slow") as c, ctx.connect(name="writer") as w:
         idx = ctx.schema.index("level")
@@ -1107,7 +876,7 @@ def subscribe_min_interval(ctx):
 
 
 @needs_server
-def subscribe_dropped_change_starts_no_interval(ctx):
+def test_subscribe_dropped_change_starts_no_interval(ctx):
     """min_interval_us counts from the previous NOTIFY sent: a change that
     the deadband drops sends nothing and must not hold back the next one."""
     i = ctx.schema.index
@@ -1128,7 +897,7 @@ def subscribe_dropped_change_starts_no_interval(ctx):
 
 
 @needs_server
-def subscribe_deadband(ctx):
+def test_subscribe_deadband(ctx):
     i = ctx.schema.index
     with ctx.connect(name="deadband") as c, ctx.connect(name="writer") as w:
         w.set([ctx.w("level", 0.0), ctx.w("offset_counts", -5), ctx.w("calibration", b"")])
@@ -1192,7 +961,7 @@ def subscribe_deadband(ctx):
 
 
 @needs_server
-def subscribe_refusals(ctx):
+def test_subscribe_refusals(ctx):
     n = len(ctx.schema.params)
     with ctx.connect() as c:
         for idx, code in (([ctx.schema.index("quiet")], P.EACCES), ([ctx.schema.index("secret")], P.EACCES),
@@ -1211,7 +980,7 @@ def subscribe_refusals(ctx):
 
 
 @needs_server
-def subscribe_limit(ctx):
+def test_subscribe_limit(ctx):
     with ctx.connect() as c:
         limit = c.hello_reply["max_subscriptions"]
         subs = [c.subscribe([3]) for _ in range(limit)]
@@ -1225,7 +994,7 @@ def subscribe_limit(ctx):
 
 
 @needs_server
-def unsubscribe(ctx):
+def test_unsubscribe(ctx):
     with ctx.connect() as c, ctx.connect(name="writer") as w:
         s1, _, _ = subscribe_wait_initial(c, [3], "SUBSCRIBE 1")
         s2, _, _ = subscribe_wait_initial(c, [3], "SUBSCRIBE 2")
@@ -1250,7 +1019,7 @@ def frame(type_, body=b"", id_=7, flags=0, length=None):
 
 
 @needs_server
-def malformed_header(ctx):
+def test_malformed_header(ctx):
     with Witness(ctx) as w:
         for length in (0, 4, 11):
             hostile(ctx, frame(P.PING, length=length), P.EPROTO, f"length {length}", witness=w)
@@ -1296,7 +1065,7 @@ def body_cases(ctx):
 
 
 @needs_server
-def malformed_body(ctx):
+def test_malformed_body(ctx):
     with Witness(ctx) as w:
         for what, t, body in body_cases(ctx):
             hostile(ctx, frame(t, body, id_=41), P.EPROTO, what, witness=w, id_=41)
@@ -1309,7 +1078,7 @@ def malformed_body(ctx):
 
 
 @needs_server
-def malformed_count_messages(ctx):
+def test_malformed_count_messages(ctx):
     """A count out of bounds is named as such, with the schema's parameter
     count, not as a length problem (every index list: GET, SUBSCRIBE, SET)."""
     u = lambda *v: struct.pack("<" + "I" * len(v), *v)  # noqa: E731
@@ -1338,7 +1107,7 @@ def malformed_count_messages(ctx):
 
 
 @needs_server
-def reply_as_request(ctx):
+def test_reply_as_request(ctx):
     with Witness(ctx) as w:
         samples = {
             P.HELLO_REPLY: {"version": 1, "schema_hash": 0, "param_count": 1, "max_frame": 4096,
@@ -1353,7 +1122,7 @@ def reply_as_request(ctx):
 
 
 @needs_server
-def truncated_frame(ctx):
+def test_truncated_frame(ctx):
     with Witness(ctx) as w:
         for data in (frame(P.PING, b"x" * 100)[:50], frame(P.GET, struct.pack("<II", 1, 3))[:14], b"\x20\0\0",
                      frame(P.SET, struct.pack("<III", 1, 3, 1) + b"\1")[:-1]):
@@ -1371,7 +1140,7 @@ def truncated_frame(ctx):
 
 
 @needs_server
-def late_clients(ctx):
+def test_late_clients(ctx):
     """§4: a client that owes its HELLO, or the rest of a frame it began,
     for longer than --frame-timeout gets ERROR EPROTO and a close; one that
     is merely idle between frames is left alone."""
@@ -1424,7 +1193,7 @@ def late_clients(ctx):
 
 
 @needs_server
-def garbage(ctx):
+def test_garbage(ctx):
     d = ctx.start_server()
     rng = random.Random(20261122)
     known = set(P.NAMES)
@@ -1485,7 +1254,7 @@ def garbage(ctx):
 
 
 @needs_server
-def max_clients(ctx):
+def test_max_clients(ctx):
     if "--max-clients" not in subprocess.run([ctx.pbusd, "--help"], stdout=subprocess.PIPE, text=True).stdout:
         raise Failure("pbusd has no --max-clients (docs/socket-protocol.md §4)")
     d = ctx.start_server(extra=["--max-clients", "4", "--max-subscriptions", "3"])
@@ -1544,7 +1313,7 @@ def max_clients(ctx):
 
 
 @needs_server
-def max_frame_option(ctx):
+def test_max_frame_option(ctx):
     d = ctx.start_server(extra=["--max-frame", "4096"])
     try:
         with Witness(ctx, d) as w:
@@ -1565,7 +1334,7 @@ def max_frame_option(ctx):
 
 
 @needs_server
-def frame_limit_replies(ctx):
+def test_frame_limit_replies(ctx):
     # max_frame bounds every frame, the server's too (§2). pbusd refuses a
     # --max-frame too small for the schema's text or its largest value
     # (fixtures/big.pbs: both); with fixtures/many.pbs every value fits
@@ -1614,7 +1383,7 @@ def frame_limit_replies(ctx):
 
 
 @needs_server
-def unread_replies(ctx):
+def test_unread_replies(ctx):
     # A client that sends and never reads: closed once 4 MiB of replies
     # wait for it (§4); the others carry on.
     with Witness(ctx) as w:
@@ -1663,13 +1432,11 @@ def unread_replies(ctx):
 # --- Access (§6) ----------------------------------------------------------------
 
 @needs_server
-def segment_group(ctx):
+def test_segment_group(ctx, pbus_user):
     """docs/service.md, Permissions: with --group G the table is G's and
     mode 0664, so G's members (only they, besides pbusd's user) map it for
     writing; --mode still decides when given."""
-    ensure_user()
-    pw = pwd.getpwnam(TEST_USER)
-    writers = grp.getgrnam(TEST_GROUP).gr_gid
+    writers = pbus_user.group_gid
 
     def open_rdwr(seg):
         def probe():
@@ -1689,20 +1456,18 @@ def segment_group(ctx):
             check(st.st_gid == writers and stat.S_IMODE(st.st_mode) == mode,
                   f"pbusd {' '.join(extra)}: {seg} has gid {st.st_gid} mode {stat.S_IMODE(st.st_mode):o}, "
                   f"expected {writers} and {mode:o}")
-            got = as_user(pw.pw_uid, pw.pw_gid, [writers], open_rdwr(seg))
+            got = pbus_user.run(open_rdwr(seg), [writers])
             check(got == member, f"pbusd {' '.join(extra)}: a member of {TEST_GROUP} opening the table O_RDWR: "
                                  f"{got}, expected {member}")
-            got = as_user(pw.pw_uid, pw.pw_gid, [], open_rdwr(seg))
+            got = pbus_user.run(open_rdwr(seg))
             check(got == "EACCES", f"pbusd {' '.join(extra)}: a non-member opening the table O_RDWR: {got}")
         finally:
             d.stop()
 
 
 @needs_server
-def access(ctx):
-    ensure_user()
-    pw = pwd.getpwnam(TEST_USER)
-    writers = grp.getgrnam(TEST_GROUP).gr_gid
+def test_access(ctx, pbus_user):
+    writers = pbus_user.group_gid
     path = ctx.path()
     seg = f"/dev/shm/pbus.{ctx.daemon.instance}"
     sch = ctx.schema
@@ -1740,8 +1505,8 @@ def access(ctx):
     with ctx.connect() as c:
         c.set([ctx.w("shared", 0)])
     # No group: reads, but writes nothing.
-    r = as_user(pw.pw_uid, pw.pw_gid, [], probe)
-    check(r["uid"] == pw.pw_uid, f"child uid {r['uid']}")
+    r = pbus_user.run(probe)
+    check(r["uid"] == pbus_user.uid, f"child uid {r['uid']}")
     check([x[0] for x in r["get"]] == [3, 21, 15], f"GET as {TEST_USER}: {r['get']}")
     for name, code in (("shared", P.EPERM), ("trim", P.EPERM), ("voltage_setpoint", P.EPERM),
                        ("measured_voltage", P.EACCES), ("identity.serial", P.EACCES), ("level", P.EPERM)):
@@ -1753,7 +1518,7 @@ def access(ctx):
     with ctx.connect() as c:
         check(ctx.value(c.get([ctx.schema.index("shared")])[0]) == 0, "shared changed by a refused write")
     # The group as a supplementary group: `shared` only.
-    r = as_user(pw.pw_uid, pw.pw_gid, [writers], probe)
+    r = pbus_user.run(probe, [writers])
     check(writers in r["groups"], f"child groups {r['groups']}")
     check(r["set shared"] == [0, 0], f"SET shared as a member of {TEST_GROUP} (supplementary): {r['set shared']}")
     check(r["set trim"] == [P.EPERM, P.EPERM] and r["set measured_voltage"] == [P.EACCES, P.EACCES],
@@ -1762,14 +1527,14 @@ def access(ctx):
     check(ctx.get_value("shared") == "5", f"pbus get shared after the member's SET: {ctx.get_value('shared')}")
     # The group as the primary group.
     ctx.segment_set("shared=0")
-    r = as_user(pw.pw_uid, writers, [], probe)
+    r = pbus_user.run(probe, gid=writers)
     check(r["set shared"] == [0, 0], f"SET shared with {TEST_GROUP} as primary group: {r['set shared']}")
     check(r["set trim"] == [P.EPERM, P.EPERM], f"primary group member: trim {r['set trim']}")
     check(r["rdwr"] == "EACCES", f"{TEST_USER} (group {TEST_GROUP}) opened {seg} O_RDWR")
 
 
 @needs_server
-def stats_(ctx):
+def test_stats(ctx):
     with ctx.connect(name="stats-probe") as c:
         doc = stats(c)
         for k in STATS_KEYS:
@@ -1814,7 +1579,7 @@ def stats_(ctx):
 
 
 @needs_server
-def stats_client_names(ctx):
+def test_stats_client_names(ctx):
     # A `str` is UTF-8 without NUL (§2), STATS a JSON object (§7): whatever
     # name a client gives in HELLO, either the HELLO is refused (EPROTO) or
     # STATS stays a valid str holding valid JSON for everybody else.
@@ -1842,7 +1607,7 @@ def stats_client_names(ctx):
 
 
 @needs_server
-def edge_cases(ctx):
+def test_edge_cases(ctx):
     """The cases docs/socket-protocol.md settles one by one."""
     with Witness(ctx) as w:
         # §3.1: a client_name of more than 64 bytes, not UTF-8 or with a
@@ -1890,7 +1655,7 @@ def edge_cases(ctx):
 
 
 @needs_server
-def ping(ctx):
+def test_ping(ctx):
     with ctx.connect() as c:
         for data in (b"", b"\0", bytes(range(256)) * 4, "h\u00e9".encode()):
             check(c.ping(data) == data, f"PONG of {len(data)} bytes differs")
@@ -1908,66 +1673,3 @@ def ping(ctx):
         check(c.ping(b"end") == b"end", "PING after the pipeline")
 
 
-# --- Main -----------------------------------------------------------------------
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build", help="build folder with daemon/pbusd and tools/pbus (e.g. build/dev)")
-    ap.add_argument("--only", help="run the tests whose name contains this text")
-    ap.add_argument("-v", "--verbose", action="store_true", help="show details and what the spec leaves open")
-    args = ap.parse_args()
-
-    ctx = ServerContext(args.build, args.verbose)
-    failed = 0
-    started = time.monotonic()
-    try:
-        setup_error = None
-        for exe in (ctx.pbus, ctx.pbusd):
-            if not os.access(exe, os.X_OK):
-                setup_error = f"{exe} not built"
-        if not setup_error:
-            h = subprocess.run([ctx.pbusd, "--help"], stdout=subprocess.PIPE, text=True).stdout
-            if "--socket-dir" not in h:
-                setup_error = "pbusd has no --socket-dir: no socket server in this build"
-        if not setup_error and os.geteuid() == 0:
-            try:
-                ensure_user()  # before pbusd starts: the schema's group resolves then
-            except (subprocess.CalledProcessError, OSError) as e:
-                print(f"    cannot create {TEST_USER}/{TEST_GROUP}: {e}", flush=True)
-        for fn in TESTS:
-            name = case_name(fn)
-            if args.only and args.only not in name:
-                continue
-            if getattr(fn, "needs_server", False):
-                if setup_error:
-                    print(f"FAIL: server/{name}: {setup_error}", flush=True)
-                    failed += 1
-                    continue
-                if ctx.daemon is None or ctx.daemon.proc.poll() is not None:
-                    try:
-                        ctx.daemon = ctx.start_server()
-                        ctx.instance = ctx.daemon.instance
-                    except Failure as e:
-                        setup_error = f"pbusd did not start: {e}"
-                        print(f"FAIL: server/{name}: {setup_error}", flush=True)
-                        failed += 1
-                        continue
-            t0 = time.monotonic()
-            failed += not run_case("server", name, fn, ctx)
-            ctx.log(f"{name}: {time.monotonic() - t0:.2f} s")
-            if ctx.daemon is not None and ctx.daemon.proc.poll() is not None:
-                print(f"FAIL: server/pbusd-alive: pbusd exited ({ctx.daemon.proc.returncode}) during {name}: "
-                      f"{ctx.daemon.log()[-1500:]}", flush=True)
-                failed += 1
-        if ctx.notes:
-            print("notes (what the specification leaves open, as this server does it):")
-            for n in ctx.notes:
-                print(f"    {n}")
-        print(f"server: {time.monotonic() - started:.1f} s", flush=True)
-    finally:
-        ctx.cleanup()
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

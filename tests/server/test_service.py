@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
 """test_service.py: pbusd as a system service, on the host.
 
-    python3 tests/server/test_service.py BUILD_DIR [-v]
+    build/venv/bin/python -m pytest -q -p no:cacheprovider tests/server/test_service.py \
+        --pbus-build build/dev
 
 What systemd relies on, each checked against the real pbusd without
 systemd itself: readiness through $NOTIFY_SOCKET (Type=notify), socket
@@ -9,26 +9,23 @@ activation ($LISTEN_FDS, the unit pbusd@.socket), log lines with syslog
 priorities when stderr is the journal ($JOURNAL_STREAM), a clean shutdown
 on SIGTERM (socket and segment removed), and that the unit files the build
 generates pass `systemd-analyze verify`. Prints `PASS: service/<name>` or
-`FAIL: service/<name>: reason`.
+`FAIL: service/<name>: reason` (tests/conftest.py). pbusd is started here
+as systemd starts it, not through --notify-fd.
 """
-import argparse
 import os
 import shutil
 import signal
 import socket
 import struct
 import subprocess
-import sys
-import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCHEMA = os.path.join(TOP, "tests", "cli", "fixtures", "test.pbs")
-TIMEOUT = 10
+import pytest
 
+from pbustest.check import TIMEOUT, Failure, check
+from pbustest.daemon import CLI_SCHEMA as SCHEMA
 
-sys.path.insert(0, os.path.join(TOP, "tests", "cli"))
-from test_cli import Failure, case_name, check, run_case  # noqa: E402
+SUITE = "service"
 
 
 def hello(sock):
@@ -57,25 +54,29 @@ def connect_once(path):
 
 
 class Env:
-    def __init__(self, build, verbose):
-        self.build = os.path.abspath(build)
-        self.pbusd = os.path.join(self.build, "daemon", "pbusd")
+    """pbusd of the tree @build, the folder @tmp (sockets, state, logs) and
+    the Instances @instances; every pbusd started here is killed at the end."""
+
+    def __init__(self, build, tmp, instances, verbose=False):
+        self.build = build.dir
+        self.pbusd = build.pbusd
         self.verbose = verbose
-        self.tmp = tempfile.mkdtemp(prefix="pbus-service-test-")
+        self.tmp = tmp
+        self.instances = instances
         self.procs = []
-        self.serial = 0
 
     def instance(self):
-        self.serial += 1
-        return f"svctest-{os.getpid()}-{self.serial}"
+        return self.instances.name("svctest")
 
     def start(self, instance, extra=(), env=None, pass_fds=(), shell_prefix=None, stderr=None):
         argv = [self.pbusd, "--schema", SCHEMA, "--instance", instance,
                 "--state-dir", os.path.join(self.tmp, "state"), "--socket-dir", self.tmp] + list(extra)
         if shell_prefix:
             # LISTEN_PID must be pbusd's own pid: let a shell export its $$
-            # and exec pbusd in its place.
-            argv = ["sh", "-c", shell_prefix + ' exec "$@"', "sh"] + argv
+            # and exec pbusd in its place. bash: dash takes one-digit
+            # descriptors only in a redirection, and the listener's may be
+            # above 9 (under pytest it is).
+            argv = ["bash", "-c", shell_prefix + ' exec "$@"', "bash"] + argv
         proc = subprocess.Popen(argv, env=env, pass_fds=pass_fds, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=stderr or subprocess.DEVNULL)
         self.procs.append(proc)
@@ -86,19 +87,17 @@ class Env:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-TESTS = []
+@pytest.fixture(scope="module")
+def env(pbus_build, pbus_tmp, pbus_instances, pbus_verbose):
+    pbus_build.require(pbus_build.pbusd)
+    env = Env(pbus_build, pbus_tmp, pbus_instances, pbus_verbose)
+    yield env
+    env.cleanup()
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-@test
-def notify_socket_readiness(env):
+def test_notify_socket_readiness(env):
     path = os.path.join(env.tmp, "notify")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     listener.bind(path)
@@ -121,8 +120,7 @@ def notify_socket_readiness(env):
     check(not os.path.exists(f"/dev/shm/pbus.{instance}"), "segment left behind")
 
 
-@test
-def socket_activation(env):
+def test_socket_activation(env):
     instance = env.instance()
     path = os.path.join(env.tmp, f"activated-{instance}.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -149,8 +147,7 @@ def socket_activation(env):
     early.close()
 
 
-@test
-def journal_priorities(env):
+def test_journal_priorities(env):
     instance = env.instance()
     log_path = os.path.join(env.tmp, f"journal-{instance}.log")
     with open(log_path, "wb") as log:
@@ -202,8 +199,7 @@ def journal_priorities(env):
           f"--log-level warning logged info or debug lines: {text[:400]!r}")
 
 
-@test
-def unit_files_verify(env):
+def test_unit_files_verify(env):
     units = [os.path.join(env.build, "systemd", u) for u in ("pbusd@.service", "pbusd@.socket")]
     for u in units:
         check(os.path.exists(u), f"{u} not generated by the build")
@@ -228,20 +224,3 @@ def unit_files_verify(env):
           f"systemd-analyze verify: rc {r.returncode}: {r.stdout}{r.stderr}")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args()
-    env = Env(args.build, args.verbose)
-    failed = 0
-    try:
-        for fn in TESTS:
-            failed += not run_case("service", case_name(fn), fn, env)
-    finally:
-        env.cleanup()
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

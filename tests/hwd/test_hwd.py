@@ -1,27 +1,29 @@
-#!/usr/bin/env python3
 """test_hwd.py: pbus-hwd and its supervision by pbusd, on the host.
 
-    python3 tests/cli/test_hwd.py BUILD_DIR [--only TEXT] [-v]
+    build/venv/bin/python -m pytest -q -p no:cacheprovider tests/hwd --pbus-build build/dev \
+        [--pbus-suite asan/hwd]
 
 The host has none of the bound devices, which is the point here: the
 bindings are checked (`pbus-hwd --check`, one-line errors for every class
 of bad binding), missing devices turn their parameters invalid without
 stopping anything, and pbusd starts, restarts and stops pbus-hwd. That the
 bindings move real values is the VM's part (tests/kernel/suite/
-test-bindings.c). Prints `PASS: hwd/<name>` / `FAIL: hwd/<name>: reason`.
+test-bindings.c). Prints `PASS: hwd/<name>` / `FAIL: hwd/<name>: reason`
+(the prefix is --pbus-suite's for a sanitizer build), and last
+hwd/sanitizer-reports: no daemon's log holds a sanitizer's report.
 """
-import argparse
 import json
 import os
 import re
 import signal
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cli import TIMEOUT, Context, Failure, case_name, check, run_case  # noqa: E402
+import pytest
 
+from pbustest.check import TIMEOUT, Failure, check
+
+SUITE = "hwd"
 HERE = os.path.dirname(os.path.abspath(__file__))
 HW_SCHEMA = os.path.join(HERE, "fixtures", "hw.pbs")
 BOUND = ["relay", "door", "volts", "fan"]
@@ -29,6 +31,14 @@ BOUND = ["relay", "door", "volts", "fan"]
 
 def hwd_path(ctx):
     return os.path.join(ctx.build, "daemon", "pbus-hwd")
+
+
+@pytest.fixture(scope="module")
+def ctx(pbus_build, pbus_context):
+    """The module's Context (no pbusd of its own: each test starts its own)."""
+    pbus_build.require(pbus_build.pbus, pbus_build.pbusd, pbus_build.hwd)
+    pbus_context.dump_of = lambda instance: json.loads(pbus_context.ok("dump", "--json", instance=instance).out)
+    return pbus_context
 
 
 def run_hwd(ctx, *args):
@@ -93,16 +103,7 @@ def statuses(ctx, instance):
 
 # --- The tests ---------------------------------------------------------------
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-@test
-def help_(ctx):
+def test_help(ctx):
     rc, out, err = run_hwd(ctx, "--help")
     check(rc == 0 and out.startswith("Usage: pbus-hwd ") and err == "", f"--help: {rc} {err!r}")
     for option in ("--schema", "--instance", "--check", "--log-level"):
@@ -114,8 +115,7 @@ def help_(ctx):
     check(rc == 2 and "Try 'pbus-hwd --help'." in err, f"unknown option: {rc} {err!r}")
 
 
-@test
-def check_lists_bindings(ctx):
+def test_check_lists_bindings(ctx):
     d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA, extra=["--no-hardware"])
     rc, out, err = run_hwd(ctx, "--check", "--schema", HW_SCHEMA, "--instance", d.instance)
     check(rc == 0 and err == "", f"--check: {rc} {err!r}")
@@ -153,8 +153,7 @@ BAD = [
 ]
 
 
-@test
-def bad_bindings_refused(ctx):
+def test_bad_bindings_refused(ctx):
     for i, (change, pattern) in enumerate(BAD):
         path = write_schema(ctx, f"bad-{i}.pbs", replace=change)
         d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=path, extra=["--no-hardware"])
@@ -166,8 +165,7 @@ def bad_bindings_refused(ctx):
               f"{change}: {lines[0]!r} does not match {pattern!r}")
 
 
-@test
-def wrong_schema_or_instance(ctx):
+def test_wrong_schema_or_instance(ctx):
     d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA, extra=["--no-hardware"])
     other = write_schema(ctx, "other.pbs", append="param extra int32")
     rc, out, err = run_hwd(ctx, "--check", "--schema", other, "--instance", d.instance)
@@ -181,8 +179,7 @@ def wrong_schema_or_instance(ctx):
     check(rc == 1 and len(err.splitlines()) == 1, f"missing schema: {rc} {err!r}")
 
 
-@test
-def missing_devices_are_invalid_not_fatal(ctx):
+def test_missing_devices_are_invalid_not_fatal(ctx):
     d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA)
     wait_until("pbus-hwd to start", lambda: children(d.pid))
     # Every bound parameter turns invalid; the unbound one stays ok.
@@ -206,8 +203,7 @@ def missing_devices_are_invalid_not_fatal(ctx):
     d.stop()
 
 
-@test
-def hwd_restarted_and_stopped_by_pbusd(ctx):
+def test_hwd_restarted_and_stopped_by_pbusd(ctx):
     d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA)
     first = wait_until("pbus-hwd to start", lambda: children(d.pid))[0]
     os.kill(first, signal.SIGKILL)
@@ -224,16 +220,14 @@ def hwd_restarted_and_stopped_by_pbusd(ctx):
     check(re.search(r"pbus-hwd\[\d+\]: info: shutting down on Terminated", d.log()), d.log())
 
 
-@test
-def hwd_dies_with_pbusd(ctx):
+def test_hwd_dies_with_pbusd(ctx):
     d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA)
     hwd = wait_until("pbus-hwd to start", lambda: children(d.pid))[0]
     d.stop(signal.SIGKILL)
     wait_until("pbus-hwd to go with pbusd", lambda: not os.path.exists(f"/proc/{hwd}"), timeout=5)
 
 
-@test
-def bad_binding_pbusd_carries_on(ctx):
+def test_bad_binding_pbusd_carries_on(ctx):
     path = write_schema(ctx, "bad-served.pbs", replace=("hw-width=16", "hw-width=12"))
     d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=path)
     wait_until("pbusd to give up on pbus-hwd",
@@ -245,42 +239,9 @@ def bad_binding_pbusd_carries_on(ctx):
     d.stop()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build", help="build folder with daemon/pbusd, daemon/pbus-hwd, tools/pbus")
-    ap.add_argument("--only", help="run the tests whose name contains this text")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("--name", default="hwd", help="prefix of the test names (asan/hwd for a sanitizer build)")
-    args = ap.parse_args()
-
-    ctx = Context(args.build, args.verbose)
-    ctx.dump_of = lambda instance: json.loads(ctx.ok("dump", "--json", instance=instance).out)
-    failed = 0
-    try:
-        for exe in (ctx.pbus, ctx.pbusd, hwd_path(ctx)):
-            if not os.access(exe, os.X_OK):
-                print(f"FAIL: {args.name}/setup: {exe} not built")
-                return 1
-        for fn in TESTS:
-            name = case_name(fn)
-            if args.only and args.only not in name:
-                continue
-            failed += not run_case(args.name, name, fn, ctx)
-        # In a sanitizer build a report may come from pbus-hwd, whose death
-        # pbusd covers up by restarting it: read every daemon's log.
-        reports = []
-        for d in ctx.daemons:
-            with open(d.log_path, errors="replace") as f:
-                reports += [line for line in f if "Sanitizer" in line or "runtime error:" in line]
-        if reports:
-            failed += 1
-            print(f"FAIL: {args.name}/sanitizer-reports: {reports[0]}", flush=True)
-        else:
-            print(f"PASS: {args.name}/sanitizer-reports", flush=True)
-    finally:
-        ctx.cleanup()
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def test_sanitizer_reports(ctx):
+    # Last: in a sanitizer build a report may come from pbus-hwd, whose
+    # death pbusd covers up by restarting it: read every daemon's log.
+    ctx.daemons.stop_all()
+    reports = ctx.daemons.sanitizer_reports()
+    check(not reports, reports[0] if reports else "")

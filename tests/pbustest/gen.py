@@ -1,0 +1,38 @@
+"""gen.py: what the pbus-gen tests (tests/gen/) share: the stages of the
+generator up to the checked model, and where the fixtures and the golden
+files are. pbusgen comes from the checkout's gen/ (tests/pytest.ini's
+pythonpath), not from an installed copy.
+
+Golden files are compared byte for byte; UPDATE_GOLDEN=1 rewrites them.
+"""
+
+import os
+from pathlib import Path
+
+from pbusgen import checks, loader, params, resolver
+from pbusgen.errors import Diagnostics
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "gen" / "fixtures"
+GOLDEN = ROOT / "tests" / "gen" / "golden"
+
+
+def build(path, interface=None, prefix=None, include=()):
+    """Run the stages up to the checked model; returns (model, diagnostics)."""
+    diag = Diagnostics()
+    sources = loader.load(str(path), list(include))
+    r = resolver.resolve(sources, diag)
+    model = params.build_model(r, sources, interface, prefix, diag)
+    checks.check(model)
+    return model, diag
+
+
+def write(directory: Path, files: dict) -> None:
+    for name, text in files.items():
+        p = directory / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+
+def update_golden() -> bool:
+    return os.environ.get("UPDATE_GOLDEN") == "1"

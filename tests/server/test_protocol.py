@@ -617,7 +617,7 @@ def test_set_unsaved(ctx):
 
 
 @needs_server
-def replies_in_order_behind_a_save(ctx):
+def test_replies_in_order_behind_a_save(ctx):
     """§3, §3.3: replies come in the order of the requests even while a
     persistent SET waits for its save: a PING, a GET, a non-persistent SET
     and a SUBSCRIBE sent right behind it are answered after its SET_REPLY,

@@ -1,13 +1,15 @@
 # parambus: the front door. `make demo` runs the demo instrument, `make test`
 # runs every test; both install what they need (Debian packages, the Python
-# venv) on a fresh machine. CMake and ninja do the building underneath.
+# venv) on a fresh machine. CMake and ninja do the building underneath: the
+# three build trees are CMakePresets.json's configure presets dev, asan and
+# tsan, in $(BUILD)/dev, $(BUILD)/asan and $(BUILD)/tsan (build/ unless
+# BUILD says otherwise), and the tests are CTest's (tests/CMakeLists.txt).
 
 BUILD     ?= build
 VENV      := $(BUILD)/venv
 PYTHON    := $(VENV)/bin/python
 PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
-CMAKE_GEN := -G Ninja -DPBUS_PYTHON=$(abspath $(PYTHON))
 
 .PHONY: all deps venv build build-asan build-tsan demo demo-hw test test-quick bench bench-quick \
         install format clean help
@@ -18,6 +20,7 @@ help:
 	@echo "make demo         build and run the demo power supply (Ctrl-C stops it)"
 	@echo "make demo-hw      the demo bound to GPIO, I2C and PWM devices, in the test VM"
 	@echo "make test         build everything (plain, ASan/UBSan, TSan) and run every test"
+	@echo "make test-quick   the plain build's tests only (no sanitizers, fuzzers or VM)"
 	@echo "make bench        run the benchmarks (results in $(BUILD)/bench/)"
 	@echo "make bench-quick  run each benchmark briefly (smoke check)"
 	@echo "make install PREFIX=DIR   install libraries, headers, package files and tools"
@@ -29,21 +32,19 @@ deps:
 venv: deps
 	@scripts/make-venv $(VENV)
 
-$(BUILD)/dev/build.ninja: | venv
-	cmake -S . -B $(BUILD)/dev $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Configure a tree from its preset (again when the presets change); later
+# builds re-run CMake by themselves when a CMakeLists.txt changes.
+$(BUILD)/%/build.ninja: CMakePresets.json | venv
+	cmake --preset $* -B $(BUILD)/$* -DPBUS_PYTHON=$(abspath $(PYTHON)) >/dev/null
 
 build: venv $(BUILD)/dev/build.ninja
-	ninja -C $(BUILD)/dev -j $(JOBS)
+	cmake --build $(BUILD)/dev -j $(JOBS)
 
-build-asan: venv
-	cmake -S . -B $(BUILD)/asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
-	      -DPBUS_SANITIZE=address,undefined -DPBUS_BUILD_BENCH=OFF >/dev/null
-	ninja -C $(BUILD)/asan -j $(JOBS)
+build-asan: venv $(BUILD)/asan/build.ninja
+	cmake --build $(BUILD)/asan -j $(JOBS)
 
-build-tsan: venv
-	cmake -S . -B $(BUILD)/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	      -DPBUS_SANITIZE=thread -DPBUS_BUILD_BENCH=OFF >/dev/null
-	ninja -C $(BUILD)/tsan -j $(JOBS)
+build-tsan: venv $(BUILD)/tsan/build.ninja
+	cmake --build $(BUILD)/tsan -j $(JOBS)
 
 demo: build
 	@examples/psu/run-demo $(BUILD)/dev
@@ -52,12 +53,14 @@ demo: build
 demo-hw: build
 	@tests/kernel/run -v test-demo-hw
 
+# tests/run-all runs CTest in each tree and counts the suites' PASS/FAIL
+# lines (ctest --preset dev runs the plain build's suites by themselves).
 test: build build-asan build-tsan
-	@python3 tests/run-all --build $(BUILD) --venv $(VENV)
+	@python3 tests/run-all --build $(BUILD)
 
 # The plain build's tests only, for a quick edit-test cycle.
 test-quick: build
-	@python3 tests/run-all --build $(BUILD) --venv $(VENV) --quick
+	@python3 tests/run-all --build $(BUILD) --quick
 
 # Scenario 1 (the table) on the host, scenario 4 (hardware) in the test VM.
 bench: build

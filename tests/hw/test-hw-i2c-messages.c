@@ -19,7 +19,7 @@
 
 #include "alloc-count.h"
 #include "hw-internal.h"
-#include "hw-test.h"
+#include "pbus-check.h"
 #include "parambus/hw/i2c.h"
 
 static struct {
@@ -118,131 +118,127 @@ static void close_fake(struct pbus_i2c *i2c)
 #define FULL_FUNCS (I2C_FUNC_I2C | I2C_FUNC_10BIT_ADDR | I2C_FUNC_SMBUS_EMUL_ALL)
 #define STUB_FUNCS 0x0c7f0000UL /* i2c-stub: SMBus only */
 
-static const char *functionality_is_a_full_unsigned_long(void)
+static void functionality_is_a_full_unsigned_long(void)
 {
 	struct pbus_i2c *i2c = open_fake(0x8000000012345678UL);
-	EXPECT(i2c);
+	REQUIRE(i2c);
 	unsigned long f = 0;
-	EXPECT_EQ(pbus_i2c_get_functionality(i2c, &f), 0);
-	EXPECT(f == 0x8000000012345678UL);
+	REQUIRE_EQ(pbus_i2c_get_functionality(i2c, &f), 0);
+	REQUIRE(f == 0x8000000012345678UL);
 	close_fake(i2c);
-	return NULL;
 }
 
-static const char *register_write_is_one_message(void)
+static void register_write_is_one_message(void)
 {
 	struct pbus_i2c *i2c = open_fake(FULL_FUNCS);
-	EXPECT(i2c);
+	REQUIRE(i2c);
 	const uint8_t data[3] = { 0x11, 0x22, 0x33 };
-	EXPECT_EQ(pbus_i2c_write_register(i2c, 0x10, data, 3), -EDESTADDRREQ); /* never to 0x00 */
-	EXPECT_EQ(fake.calls, 0);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x48, 0), 0);
-	EXPECT_EQ(fake.request, I2C_SLAVE);
-	EXPECT_EQ(fake.arg_value, 0x48);
-	EXPECT_EQ(pbus_i2c_write_register(i2c, 0x10, data, 3), 0);
-	EXPECT_EQ(fake.request, I2C_RDWR);
-	EXPECT_EQ(fake.nmsgs, 1);
-	EXPECT_EQ(fake.msgs[0].addr, 0x48);
-	EXPECT_EQ(fake.msgs[0].flags, 0);
-	EXPECT_EQ(fake.msgs[0].len, 4);
-	EXPECT(memcmp(fake.data[0], "\x10\x11\x22\x33", 4) == 0);
+	REQUIRE_EQ(pbus_i2c_write_register(i2c, 0x10, data, 3), -EDESTADDRREQ); /* never to 0x00 */
+	REQUIRE_EQ(fake.calls, 0);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x48, 0), 0);
+	REQUIRE_EQ(fake.request, I2C_SLAVE);
+	REQUIRE_EQ(fake.arg_value, 0x48);
+	REQUIRE_EQ(pbus_i2c_write_register(i2c, 0x10, data, 3), 0);
+	REQUIRE_EQ(fake.request, I2C_RDWR);
+	REQUIRE_EQ(fake.nmsgs, 1);
+	REQUIRE_EQ(fake.msgs[0].addr, 0x48);
+	REQUIRE_EQ(fake.msgs[0].flags, 0);
+	REQUIRE_EQ(fake.msgs[0].len, 4);
+	REQUIRE(memcmp(fake.data[0], "\x10\x11\x22\x33", 4) == 0);
 	uint8_t big[PBUS_I2C_REGISTER_WRITE_MAX + 1] = { 0 };
-	EXPECT_EQ(pbus_i2c_write_register(i2c, 0, big, sizeof(big)), -EMSGSIZE);
-	EXPECT_EQ(pbus_i2c_write_register(i2c, 0, big, PBUS_I2C_REGISTER_WRITE_MAX), 0);
-	EXPECT_EQ(fake.msgs[0].len, PBUS_I2C_REGISTER_WRITE_MAX + 1);
+	REQUIRE_EQ(pbus_i2c_write_register(i2c, 0, big, sizeof(big)), -EMSGSIZE);
+	REQUIRE_EQ(pbus_i2c_write_register(i2c, 0, big, PBUS_I2C_REGISTER_WRITE_MAX), 0);
+	REQUIRE_EQ(fake.msgs[0].len, PBUS_I2C_REGISTER_WRITE_MAX + 1);
 	close_fake(i2c);
-	return NULL;
 }
 
-static const char *register_read_is_write_then_read(void)
+static void register_read_is_write_then_read(void)
 {
 	struct pbus_i2c *i2c = open_fake(FULL_FUNCS);
-	EXPECT(i2c);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x2a5, PBUS_I2C_ADDRESS_TEN_BIT), 0);
+	REQUIRE(i2c);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x2a5, PBUS_I2C_ADDRESS_TEN_BIT), 0);
 	uint8_t out[2] = { 0 };
-	EXPECT_EQ(pbus_i2c_read_register(i2c, 0x07, out, 2), 0);
-	EXPECT_EQ(fake.nmsgs, 2);
-	EXPECT_EQ(fake.msgs[0].addr, 0x2a5);
-	EXPECT_EQ(fake.msgs[0].flags, I2C_M_TEN);
-	EXPECT_EQ(fake.msgs[0].len, 1);
-	EXPECT_EQ(fake.data[0][0], 0x07);
-	EXPECT_EQ(fake.msgs[1].flags, I2C_M_TEN | I2C_M_RD);
-	EXPECT_EQ(fake.msgs[1].len, 2);
-	EXPECT(out[0] == 0xa0 && out[1] == 0xa1);
+	REQUIRE_EQ(pbus_i2c_read_register(i2c, 0x07, out, 2), 0);
+	REQUIRE_EQ(fake.nmsgs, 2);
+	REQUIRE_EQ(fake.msgs[0].addr, 0x2a5);
+	REQUIRE_EQ(fake.msgs[0].flags, I2C_M_TEN);
+	REQUIRE_EQ(fake.msgs[0].len, 1);
+	REQUIRE_EQ(fake.data[0][0], 0x07);
+	REQUIRE_EQ(fake.msgs[1].flags, I2C_M_TEN | I2C_M_RD);
+	REQUIRE_EQ(fake.msgs[1].len, 2);
+	REQUIRE(out[0] == 0xa0 && out[1] == 0xa1);
 	close_fake(i2c);
-	return NULL;
 }
 
-static const char *smbus_only_adapter_same_wire_bytes(void)
+static void smbus_only_adapter_same_wire_bytes(void)
 {
 	/* On an SMBus-only adapter the register helpers use the SMBus transfer
 	 * that sends the same single message. */
 	struct pbus_i2c *i2c = open_fake(STUB_FUNCS);
-	EXPECT(i2c);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x50, 0), 0);
+	REQUIRE(i2c);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x50, 0), 0);
 	const uint8_t data[3] = { 1, 2, 3 };
-	EXPECT_EQ(pbus_i2c_write_register(i2c, 0x20, data, 3), 0);
-	EXPECT_EQ(fake.request, I2C_SMBUS);
-	EXPECT_EQ(fake.smbus.size, I2C_SMBUS_I2C_BLOCK_DATA);
-	EXPECT_EQ(fake.smbus.read_write, I2C_SMBUS_WRITE);
-	EXPECT_EQ(fake.smbus.command, 0x20);
-	EXPECT_EQ(fake.smbus_data.block[0], 3);
-	EXPECT_EQ(pbus_i2c_write_register(i2c, 0x21, data, 1), 0);
-	EXPECT_EQ(fake.smbus.size, I2C_SMBUS_BYTE_DATA);
+	REQUIRE_EQ(pbus_i2c_write_register(i2c, 0x20, data, 3), 0);
+	REQUIRE_EQ(fake.request, I2C_SMBUS);
+	REQUIRE_EQ(fake.smbus.size, I2C_SMBUS_I2C_BLOCK_DATA);
+	REQUIRE_EQ(fake.smbus.read_write, I2C_SMBUS_WRITE);
+	REQUIRE_EQ(fake.smbus.command, 0x20);
+	REQUIRE_EQ(fake.smbus_data.block[0], 3);
+	REQUIRE_EQ(pbus_i2c_write_register(i2c, 0x21, data, 1), 0);
+	REQUIRE_EQ(fake.smbus.size, I2C_SMBUS_BYTE_DATA);
 	uint8_t out[4];
-	EXPECT_EQ(pbus_i2c_read_register(i2c, 0x30, out, 4), 0);
-	EXPECT_EQ(fake.smbus.size, I2C_SMBUS_I2C_BLOCK_DATA);
-	EXPECT(out[0] == 0x11 && out[3] == 0x14);
+	REQUIRE_EQ(pbus_i2c_read_register(i2c, 0x30, out, 4), 0);
+	REQUIRE_EQ(fake.smbus.size, I2C_SMBUS_I2C_BLOCK_DATA);
+	REQUIRE(out[0] == 0x11 && out[3] == 0x14);
 	uint8_t big[33] = { 0 };
-	EXPECT_EQ(pbus_i2c_write_register(i2c, 0, big, 33), -EOPNOTSUPP);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x50, PBUS_I2C_ADDRESS_TEN_BIT), -EOPNOTSUPP);
-	EXPECT_EQ(pbus_i2c_set_pec(i2c, true), -EOPNOTSUPP);
-	EXPECT_EQ(pbus_i2c_set_pec(i2c, false), 0);
+	REQUIRE_EQ(pbus_i2c_write_register(i2c, 0, big, 33), -EOPNOTSUPP);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x50, PBUS_I2C_ADDRESS_TEN_BIT), -EOPNOTSUPP);
+	REQUIRE_EQ(pbus_i2c_set_pec(i2c, true), -EOPNOTSUPP);
+	REQUIRE_EQ(pbus_i2c_set_pec(i2c, false), 0);
 	close_fake(i2c);
-	return NULL;
 }
 
-static const char *smbus_calls(void)
+static void smbus_calls(void)
 {
 	struct pbus_i2c *i2c = open_fake(FULL_FUNCS);
-	EXPECT(i2c);
-	EXPECT_EQ(pbus_i2c_smbus_read_byte_data(i2c, 1), -EDESTADDRREQ);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x49, PBUS_I2C_ADDRESS_FORCE), 0);
-	EXPECT_EQ(fake.request, I2C_SLAVE_FORCE);
-	EXPECT_EQ(pbus_i2c_get_address(i2c), 0x49);
+	REQUIRE(i2c);
+	REQUIRE_EQ(pbus_i2c_smbus_read_byte_data(i2c, 1), -EDESTADDRREQ);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x49, PBUS_I2C_ADDRESS_FORCE), 0);
+	REQUIRE_EQ(fake.request, I2C_SLAVE_FORCE);
+	REQUIRE_EQ(pbus_i2c_get_address(i2c), 0x49);
 
-	EXPECT_EQ(pbus_i2c_smbus_quick(i2c, 1), 0);
-	EXPECT(fake.smbus.size == I2C_SMBUS_QUICK && fake.smbus.read_write == I2C_SMBUS_READ);
-	EXPECT_EQ(pbus_i2c_smbus_read_byte(i2c), 0x5a);
-	EXPECT_EQ(fake.smbus.size, I2C_SMBUS_BYTE);
-	EXPECT_EQ(pbus_i2c_smbus_write_byte(i2c, 0x77), 0);
-	EXPECT(fake.smbus.command == 0x77 && fake.smbus.read_write == I2C_SMBUS_WRITE);
-	EXPECT_EQ(pbus_i2c_smbus_read_byte_data(i2c, 0x10), 0x5a);
-	EXPECT(fake.smbus.command == 0x10 && fake.smbus.size == I2C_SMBUS_BYTE_DATA);
-	EXPECT_EQ(pbus_i2c_smbus_write_byte_data(i2c, 0x11, 0xab), 0);
-	EXPECT_EQ(fake.smbus_data.byte, 0xab);
-	EXPECT_EQ(pbus_i2c_smbus_read_word_data(i2c, 0x12), 0xbeef);
-	EXPECT_EQ(pbus_i2c_smbus_write_word_data(i2c, 0x12, 0x1234), 0);
-	EXPECT_EQ(fake.smbus_data.word, 0x1234);
-	EXPECT_EQ(pbus_i2c_smbus_process_call(i2c, 0x13, 0x4242), 0xbeef);
-	EXPECT_EQ(fake.smbus_data.word, 0x4242);
+	REQUIRE_EQ(pbus_i2c_smbus_quick(i2c, 1), 0);
+	REQUIRE(fake.smbus.size == I2C_SMBUS_QUICK && fake.smbus.read_write == I2C_SMBUS_READ);
+	REQUIRE_EQ(pbus_i2c_smbus_read_byte(i2c), 0x5a);
+	REQUIRE_EQ(fake.smbus.size, I2C_SMBUS_BYTE);
+	REQUIRE_EQ(pbus_i2c_smbus_write_byte(i2c, 0x77), 0);
+	REQUIRE(fake.smbus.command == 0x77 && fake.smbus.read_write == I2C_SMBUS_WRITE);
+	REQUIRE_EQ(pbus_i2c_smbus_read_byte_data(i2c, 0x10), 0x5a);
+	REQUIRE(fake.smbus.command == 0x10 && fake.smbus.size == I2C_SMBUS_BYTE_DATA);
+	REQUIRE_EQ(pbus_i2c_smbus_write_byte_data(i2c, 0x11, 0xab), 0);
+	REQUIRE_EQ(fake.smbus_data.byte, 0xab);
+	REQUIRE_EQ(pbus_i2c_smbus_read_word_data(i2c, 0x12), 0xbeef);
+	REQUIRE_EQ(pbus_i2c_smbus_write_word_data(i2c, 0x12, 0x1234), 0);
+	REQUIRE_EQ(fake.smbus_data.word, 0x1234);
+	REQUIRE_EQ(pbus_i2c_smbus_process_call(i2c, 0x13, 0x4242), 0xbeef);
+	REQUIRE_EQ(fake.smbus_data.word, 0x4242);
 	uint8_t block[32];
-	EXPECT_EQ(pbus_i2c_smbus_read_block_data(i2c, 0x20, block), 4);
-	EXPECT(block[0] == 1 && block[3] == 4);
+	REQUIRE_EQ(pbus_i2c_smbus_read_block_data(i2c, 0x20, block), 4);
+	REQUIRE(block[0] == 1 && block[3] == 4);
 	fake.block_count = 0;
-	EXPECT_EQ(pbus_i2c_smbus_read_block_data(i2c, 0x20, block), -EPROTO);
+	REQUIRE_EQ(pbus_i2c_smbus_read_block_data(i2c, 0x20, block), -EPROTO);
 	fake.block_count = 33;
-	EXPECT_EQ(pbus_i2c_smbus_read_block_data(i2c, 0x20, block), -EPROTO);
+	REQUIRE_EQ(pbus_i2c_smbus_read_block_data(i2c, 0x20, block), -EPROTO);
 	const uint8_t w[3] = { 9, 8, 7 };
-	EXPECT_EQ(pbus_i2c_smbus_write_block_data(i2c, 0x21, w, 3), 0);
-	EXPECT(fake.smbus.size == I2C_SMBUS_BLOCK_DATA && fake.smbus_data.block[0] == 3 &&
+	REQUIRE_EQ(pbus_i2c_smbus_write_block_data(i2c, 0x21, w, 3), 0);
+	REQUIRE(fake.smbus.size == I2C_SMBUS_BLOCK_DATA && fake.smbus_data.block[0] == 3 &&
 	       fake.smbus_data.block[3] == 7);
-	EXPECT_EQ(pbus_i2c_smbus_write_block_data(i2c, 0x21, w, 0), -EINVAL);
-	EXPECT_EQ(pbus_i2c_smbus_read_i2c_block_data(i2c, 0x22, block, 5), 5);
-	EXPECT_EQ(block[4], 0x15);
-	EXPECT_EQ(pbus_i2c_smbus_read_i2c_block_data(i2c, 0x22, block, 33), -EINVAL);
-	EXPECT_EQ(pbus_i2c_smbus_write_i2c_block_data(i2c, 0x23, w, 2), 0);
-	EXPECT(fake.smbus.size == I2C_SMBUS_I2C_BLOCK_DATA && fake.smbus_data.block[0] == 2);
+	REQUIRE_EQ(pbus_i2c_smbus_write_block_data(i2c, 0x21, w, 0), -EINVAL);
+	REQUIRE_EQ(pbus_i2c_smbus_read_i2c_block_data(i2c, 0x22, block, 5), 5);
+	REQUIRE_EQ(block[4], 0x15);
+	REQUIRE_EQ(pbus_i2c_smbus_read_i2c_block_data(i2c, 0x22, block, 33), -EINVAL);
+	REQUIRE_EQ(pbus_i2c_smbus_write_i2c_block_data(i2c, 0x23, w, 2), 0);
+	REQUIRE(fake.smbus.size == I2C_SMBUS_I2C_BLOCK_DATA && fake.smbus_data.block[0] == 2);
 
 	/* Hot path: no allocation. */
 	alloc_count = 0;
@@ -254,54 +250,53 @@ static const char *smbus_calls(void)
 		pbus_i2c_read_register(i2c, 0x10, block, 4);
 	}
 	alloc_counting = 0;
-	EXPECT_EQ(alloc_count, 0);
+	REQUIRE_EQ(alloc_count, 0);
 	close_fake(i2c);
-	return NULL;
 }
 
-static const char *errors_never_swallowed(void)
+static void errors_never_swallowed(void)
 {
 	struct pbus_i2c *i2c = open_fake(FULL_FUNCS);
-	EXPECT(i2c);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x48, 0), 0);
+	REQUIRE(i2c);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x48, 0), 0);
 	static const int errs[] = { -ENXIO, -EREMOTEIO, -ETIMEDOUT, -EAGAIN, -EBADMSG, -ENODEV, -EOPNOTSUPP };
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
 		fake.fail_with = errs[i];
-		EXPECT_EQ(pbus_i2c_smbus_read_byte_data(i2c, 0), errs[i]);
+		REQUIRE_EQ(pbus_i2c_smbus_read_byte_data(i2c, 0), errs[i]);
 		fake.fail_with = errs[i];
-		EXPECT_EQ(pbus_i2c_smbus_write_byte_data(i2c, 0, 0), errs[i]);
+		REQUIRE_EQ(pbus_i2c_smbus_write_byte_data(i2c, 0, 0), errs[i]);
 		fake.fail_with = errs[i];
-		EXPECT_EQ(pbus_i2c_write_register(i2c, 0, "x", 1), errs[i]);
+		REQUIRE_EQ(pbus_i2c_write_register(i2c, 0, "x", 1), errs[i]);
 		fake.fail_with = errs[i];
-		EXPECT_EQ(pbus_i2c_read_register(i2c, 0, (uint8_t[1]){ 0 }, 1), errs[i]);
+		REQUIRE_EQ(pbus_i2c_read_register(i2c, 0, (uint8_t[1]){ 0 }, 1), errs[i]);
 	}
 	/* A failed address change leaves the old address in effect. */
 	fake.fail_with = -EBUSY;
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x50, 0), -EBUSY);
-	EXPECT_EQ(pbus_i2c_get_address(i2c), 0x48);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x80, 0), -EINVAL);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x400, PBUS_I2C_ADDRESS_TEN_BIT), -EINVAL);
-	EXPECT_EQ(pbus_i2c_set_address(i2c, 0x10, 0x80), -EINVAL);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x50, 0), -EBUSY);
+	REQUIRE_EQ(pbus_i2c_get_address(i2c), 0x48);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x80, 0), -EINVAL);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x400, PBUS_I2C_ADDRESS_TEN_BIT), -EINVAL);
+	REQUIRE_EQ(pbus_i2c_set_address(i2c, 0x10, 0x80), -EINVAL);
 	struct pbus_i2c_message m = { .address = 0x48, .length = 1, .buffer = NULL };
-	EXPECT_EQ(pbus_i2c_transfer(i2c, &m, 1), -EINVAL);
-	EXPECT_EQ(pbus_i2c_transfer(i2c, &m, 0), -EINVAL);
-	EXPECT_EQ(pbus_i2c_transfer(i2c, &m, 43), -EINVAL);
+	REQUIRE_EQ(pbus_i2c_transfer(i2c, &m, 1), -EINVAL);
+	REQUIRE_EQ(pbus_i2c_transfer(i2c, &m, 0), -EINVAL);
+	REQUIRE_EQ(pbus_i2c_transfer(i2c, &m, 43), -EINVAL);
 	close_fake(i2c);
 
 	struct pbus_i2c *none = NULL;
-	EXPECT_EQ(pbus_i2c_open("/dev/null", &none), -ENOTTY); /* real ioctl */
-	EXPECT_EQ(pbus_i2c_open_bus(4711, &none), -ENOENT);
-	EXPECT(none == NULL);
-	return NULL;
+	REQUIRE_EQ(pbus_i2c_open("/dev/null", &none), -ENOTTY); /* real ioctl */
+	REQUIRE_EQ(pbus_i2c_open_bus(4711, &none), -ENOENT);
+	REQUIRE(none == NULL);
 }
 
 int main(void)
 {
-	RUN("i2c", functionality_is_a_full_unsigned_long);
-	RUN("i2c", register_write_is_one_message);
-	RUN("i2c", register_read_is_write_then_read);
-	RUN("i2c", smbus_only_adapter_same_wire_bytes);
-	RUN("i2c", smbus_calls);
-	RUN("i2c", errors_never_swallowed);
-	HW_TEST_EXIT();
+	pbus_check_suite("hw/i2c");
+	RUN_CASE(functionality_is_a_full_unsigned_long);
+	RUN_CASE(register_write_is_one_message);
+	RUN_CASE(register_read_is_write_then_read);
+	RUN_CASE(smbus_only_adapter_same_wire_bytes);
+	RUN_CASE(smbus_calls);
+	RUN_CASE(errors_never_swallowed);
+	CHECK_EXIT();
 }

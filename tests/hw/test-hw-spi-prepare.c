@@ -18,7 +18,7 @@
 
 #include "alloc-count.h"
 #include "hw-internal.h"
-#include "hw-test.h"
+#include "pbus-check.h"
 #include "parambus/hw/spi.h"
 
 static struct {
@@ -76,10 +76,10 @@ static void close_fake(struct pbus_spi *spi)
 	pbus_hw_set_ioctl_hook(NULL, NULL);
 }
 
-static const char *prepared_message_layout(void)
+static void prepared_message_layout(void)
 {
 	struct pbus_spi *spi = open_fake();
-	EXPECT(spi);
+	REQUIRE(spi);
 	static const uint8_t cmd[3] = { 0x0b, 0x12, 0x34 };
 	struct pbus_spi_message_transfer t[3] = {
 		{ .length = 3, .flags = PBUS_SPI_MESSAGE_TX, .tx_initial = cmd, .speed_hz = 500000,
@@ -90,40 +90,40 @@ static const char *prepared_message_layout(void)
 		  .bits_per_word = 16 },
 	};
 	struct pbus_spi_message *m = NULL;
-	EXPECT_EQ(pbus_spi_message_new(spi, t, 3, &m), 0);
-	EXPECT(pbus_spi_message_tx(m, 0) != NULL);
-	EXPECT(pbus_spi_message_rx(m, 0) == NULL);
-	EXPECT(pbus_spi_message_tx(m, 1) == NULL);
-	EXPECT(pbus_spi_message_rx(m, 1) != NULL);
-	EXPECT(pbus_spi_message_tx(m, 2) != NULL && pbus_spi_message_rx(m, 2) != NULL);
-	EXPECT(pbus_spi_message_tx(m, 3) == NULL);
-	EXPECT(memcmp(pbus_spi_message_tx(m, 0), cmd, 3) == 0);
-	EXPECT_EQ(pbus_spi_message_get_length(m, 1), 24);
-	EXPECT_EQ(pbus_spi_message_get_length(m, 3), -EINVAL);
+	REQUIRE_EQ(pbus_spi_message_new(spi, t, 3, &m), 0);
+	REQUIRE(pbus_spi_message_tx(m, 0) != NULL);
+	REQUIRE(pbus_spi_message_rx(m, 0) == NULL);
+	REQUIRE(pbus_spi_message_tx(m, 1) == NULL);
+	REQUIRE(pbus_spi_message_rx(m, 1) != NULL);
+	REQUIRE(pbus_spi_message_tx(m, 2) != NULL && pbus_spi_message_rx(m, 2) != NULL);
+	REQUIRE(pbus_spi_message_tx(m, 3) == NULL);
+	REQUIRE(memcmp(pbus_spi_message_tx(m, 0), cmd, 3) == 0);
+	REQUIRE_EQ(pbus_spi_message_get_length(m, 1), 24);
+	REQUIRE_EQ(pbus_spi_message_get_length(m, 3), -EINVAL);
 
 	memcpy(pbus_spi_message_tx(m, 2), "hello", 5);
-	EXPECT_EQ(pbus_spi_message_run(m), 32);
-	EXPECT_EQ(fake.calls, 1);
-	EXPECT_EQ(fake.request, SPI_IOC_MESSAGE(3));
-	EXPECT_EQ(fake.num, 3);
-	EXPECT_EQ(fake.xfers[0].tx_buf, (uintptr_t)pbus_spi_message_tx(m, 0));
-	EXPECT_EQ(fake.xfers[0].rx_buf, 0);
-	EXPECT_EQ(fake.xfers[0].len, 3);
-	EXPECT_EQ(fake.xfers[0].speed_hz, 500000);
-	EXPECT_EQ(fake.xfers[0].delay_usecs, 10);
-	EXPECT_EQ(fake.xfers[0].bits_per_word, 8);
-	EXPECT_EQ(fake.xfers[1].tx_buf, 0);
-	EXPECT_EQ(fake.xfers[1].rx_buf, (uintptr_t)pbus_spi_message_rx(m, 1));
-	EXPECT_EQ(fake.xfers[1].word_delay_usecs, 2);
-	EXPECT_EQ(fake.xfers[1].rx_nbits, 2);
-	EXPECT_EQ(fake.xfers[2].cs_change, 1);
-	EXPECT_EQ(fake.xfers[2].tx_nbits, 4);
-	EXPECT_EQ(fake.xfers[2].bits_per_word, 16);
-	EXPECT(memcmp(pbus_spi_message_rx(m, 2), "hello", 5) == 0);
-	EXPECT(((const uint8_t *)pbus_spi_message_rx(m, 1))[23] == 0xff);
+	REQUIRE_EQ(pbus_spi_message_run(m), 32);
+	REQUIRE_EQ(fake.calls, 1);
+	REQUIRE_EQ(fake.request, SPI_IOC_MESSAGE(3));
+	REQUIRE_EQ(fake.num, 3);
+	REQUIRE_EQ(fake.xfers[0].tx_buf, (uintptr_t)pbus_spi_message_tx(m, 0));
+	REQUIRE_EQ(fake.xfers[0].rx_buf, 0);
+	REQUIRE_EQ(fake.xfers[0].len, 3);
+	REQUIRE_EQ(fake.xfers[0].speed_hz, 500000);
+	REQUIRE_EQ(fake.xfers[0].delay_usecs, 10);
+	REQUIRE_EQ(fake.xfers[0].bits_per_word, 8);
+	REQUIRE_EQ(fake.xfers[1].tx_buf, 0);
+	REQUIRE_EQ(fake.xfers[1].rx_buf, (uintptr_t)pbus_spi_message_rx(m, 1));
+	REQUIRE_EQ(fake.xfers[1].word_delay_usecs, 2);
+	REQUIRE_EQ(fake.xfers[1].rx_nbits, 2);
+	REQUIRE_EQ(fake.xfers[2].cs_change, 1);
+	REQUIRE_EQ(fake.xfers[2].tx_nbits, 4);
+	REQUIRE_EQ(fake.xfers[2].bits_per_word, 16);
+	REQUIRE(memcmp(pbus_spi_message_rx(m, 2), "hello", 5) == 0);
+	REQUIRE(((const uint8_t *)pbus_spi_message_rx(m, 1))[23] == 0xff);
 	/* Buffers never overlap. */
 	uintptr_t a = (uintptr_t)pbus_spi_message_rx(m, 1), b = (uintptr_t)pbus_spi_message_tx(m, 2);
-	EXPECT(a + 24 <= b || b + 5 <= a);
+	REQUIRE(a + 24 <= b || b + 5 <= a);
 
 	/* Runs reuse the very same array: no rebuild, no allocation. */
 	const void *first_arg = fake.arg;
@@ -132,85 +132,82 @@ static const char *prepared_message_layout(void)
 	for (int i = 0; i < 1000; i++)
 		pbus_spi_message_run(m);
 	alloc_counting = 0;
-	EXPECT_EQ(alloc_count, 0);
-	EXPECT_EQ(fake.calls, 1001);
-	EXPECT(fake.arg == first_arg);
+	REQUIRE_EQ(alloc_count, 0);
+	REQUIRE_EQ(fake.calls, 1001);
+	REQUIRE(fake.arg == first_arg);
 
 	pbus_spi_message_free(m);
 	close_fake(spi);
-	return NULL;
 }
 
-static const char *prepare_argument_checks(void)
+static void prepare_argument_checks(void)
 {
 	struct pbus_spi *spi = open_fake();
-	EXPECT(spi);
+	REQUIRE(spi);
 	struct pbus_spi_message *m = NULL;
 	struct pbus_spi_message_transfer t = { .length = 4, .flags = 0 };
-	EXPECT_EQ(pbus_spi_message_new(spi, &t, 1, &m), -EINVAL); /* neither TX nor RX */
+	REQUIRE_EQ(pbus_spi_message_new(spi, &t, 1, &m), -EINVAL); /* neither TX nor RX */
 	t.flags = 0x80 | PBUS_SPI_MESSAGE_TX;
-	EXPECT_EQ(pbus_spi_message_new(spi, &t, 1, &m), -EINVAL);
+	REQUIRE_EQ(pbus_spi_message_new(spi, &t, 1, &m), -EINVAL);
 	t.flags = PBUS_SPI_MESSAGE_TX;
 	t.length = 0;
-	EXPECT_EQ(pbus_spi_message_new(spi, &t, 1, &m), -EINVAL);
+	REQUIRE_EQ(pbus_spi_message_new(spi, &t, 1, &m), -EINVAL);
 	t.length = 4;
-	EXPECT_EQ(pbus_spi_message_new(spi, &t, 0, &m), -EINVAL);
-	EXPECT_EQ(pbus_spi_message_new(spi, &t, PBUS_SPI_TRANSFERS_MAX + 1, &m), -EINVAL);
-	EXPECT_EQ(pbus_spi_message_new(NULL, &t, 1, &m), -EINVAL);
-	EXPECT(m == NULL);
-	EXPECT_EQ(pbus_spi_message_run(NULL), -EINVAL);
-	EXPECT(pbus_spi_message_tx(NULL, 0) == NULL);
+	REQUIRE_EQ(pbus_spi_message_new(spi, &t, 0, &m), -EINVAL);
+	REQUIRE_EQ(pbus_spi_message_new(spi, &t, PBUS_SPI_TRANSFERS_MAX + 1, &m), -EINVAL);
+	REQUIRE_EQ(pbus_spi_message_new(NULL, &t, 1, &m), -EINVAL);
+	REQUIRE(m == NULL);
+	REQUIRE_EQ(pbus_spi_message_run(NULL), -EINVAL);
+	REQUIRE(pbus_spi_message_tx(NULL, 0) == NULL);
 	pbus_spi_message_free(NULL);
-	EXPECT_EQ(fake.calls, 0);
+	REQUIRE_EQ(fake.calls, 0);
 	close_fake(spi);
-	return NULL;
 }
 
-static const char *bufsiz_refused_not_split(void)
+static void bufsiz_refused_not_split(void)
 {
 	struct pbus_spi *spi = open_fake();
-	EXPECT(spi);
+	REQUIRE(spi);
 	int bufsiz = pbus_spi_get_bufsiz(spi);
-	EXPECT(bufsiz > 0);
-	EXPECT_EQ((uint32_t)bufsiz, pbus_spi_read_bufsiz());
+	REQUIRE(bufsiz > 0);
+	REQUIRE_EQ((uint32_t)bufsiz, pbus_spi_read_bufsiz());
 	uint8_t *buf = calloc(1, (size_t)bufsiz + 1);
-	EXPECT(buf);
+	REQUIRE(buf);
 
 	/* exactly bufsiz: fine; one more: refused before any ioctl */
-	EXPECT_EQ(pbus_spi_exchange(spi, buf, buf, (size_t)bufsiz), bufsiz);
-	EXPECT_EQ(fake.calls, 1);
-	EXPECT_EQ(pbus_spi_exchange(spi, buf, buf, (size_t)bufsiz + 1), -EMSGSIZE);
-	EXPECT_EQ(fake.calls, 1);
+	REQUIRE_EQ(pbus_spi_exchange(spi, buf, buf, (size_t)bufsiz), bufsiz);
+	REQUIRE_EQ(fake.calls, 1);
+	REQUIRE_EQ(pbus_spi_exchange(spi, buf, buf, (size_t)bufsiz + 1), -EMSGSIZE);
+	REQUIRE_EQ(fake.calls, 1);
 	/* the totals count, not single transfers */
 	struct pbus_spi_transfer two[2] = { { .tx = buf, .length = (uint32_t)bufsiz / 2 + 1 },
 					    { .tx = buf, .length = (uint32_t)bufsiz / 2 } };
-	EXPECT_EQ(pbus_spi_transfer_message(spi, two, 2), -EMSGSIZE);
+	REQUIRE_EQ(pbus_spi_transfer_message(spi, two, 2), -EMSGSIZE);
 	/* TX and RX are counted separately, like spidev's two bounce buffers */
 	two[1].tx = NULL;
 	two[1].rx = buf;
-	EXPECT_EQ(pbus_spi_transfer_message(spi, two, 2), bufsiz + 1);
-	EXPECT_EQ(fake.calls, 2);
+	REQUIRE_EQ(pbus_spi_transfer_message(spi, two, 2), bufsiz + 1);
+	REQUIRE_EQ(fake.calls, 2);
 
 	struct pbus_spi_message *m = NULL;
 	struct pbus_spi_message_transfer t = { .length = (uint32_t)bufsiz + 1, .flags = PBUS_SPI_MESSAGE_RX };
-	EXPECT_EQ(pbus_spi_message_new(spi, &t, 1, &m), -EMSGSIZE);
-	EXPECT(m == NULL);
+	REQUIRE_EQ(pbus_spi_message_new(spi, &t, 1, &m), -EMSGSIZE);
+	REQUIRE(m == NULL);
 	free(buf);
 	close_fake(spi);
-	return NULL;
 }
 
-static const char *write_then_read_is_one_message(void)
+static void write_then_read_is_one_message(void)
 {
 	struct pbus_spi *spi = open_fake();
-	EXPECT(spi);
+	REQUIRE(spi);
 	uint8_t cmd[2] = { 0x9f, 0x00 }, id[3] = { 0 };
-	EXPECT_EQ(pbus_spi_write_read(spi, cmd, 2, id, 3), 5);
-	EXPECT_EQ(fake.calls, 1);
-	EXPECT_EQ(fake.request, SPI_IOC_MESSAGE(2));
-	EXPECT(fake.xfers[0].tx_buf == (uintptr_t)cmd && fake.xfers[0].rx_buf == 0 && fake.xfers[0].len == 2);
-	EXPECT(fake.xfers[1].tx_buf == 0 && fake.xfers[1].rx_buf == (uintptr_t)id && fake.xfers[1].len == 3);
-	EXPECT(fake.xfers[0].cs_change == 0); /* chip select held across both */
+	REQUIRE_EQ(pbus_spi_write_read(spi, cmd, 2, id, 3), 5);
+	REQUIRE_EQ(fake.calls, 1);
+	REQUIRE_EQ(fake.request, SPI_IOC_MESSAGE(2));
+	REQUIRE(fake.xfers[0].tx_buf == (uintptr_t)cmd && fake.xfers[0].rx_buf == 0 && fake.xfers[0].len == 2);
+	REQUIRE(fake.xfers[1].tx_buf == 0 && fake.xfers[1].rx_buf == (uintptr_t)id && fake.xfers[1].len == 3);
+	REQUIRE(fake.xfers[0].cs_change == 0); /* chip select held across both */
 
 	/* Several buffers, each keeping its own settings. */
 	uint8_t a[4] = { 1, 2, 3, 4 }, ra[4], b[2] = { 5, 6 }, rb[2];
@@ -218,10 +215,10 @@ static const char *write_then_read_is_one_message(void)
 		{ .tx = a, .rx = ra, .length = 4, .speed_hz = 100000, .delay_usecs = 3 },
 		{ .tx = b, .rx = rb, .length = 2, .bits_per_word = 16, .cs_change = 1 },
 	};
-	EXPECT_EQ(pbus_spi_transfer_message(spi, x, 2), 6);
-	EXPECT(memcmp(ra, a, 4) == 0 && memcmp(rb, b, 2) == 0);
-	EXPECT(fake.xfers[0].speed_hz == 100000 && fake.xfers[0].delay_usecs == 3);
-	EXPECT(fake.xfers[1].bits_per_word == 16 && fake.xfers[1].cs_change == 1);
+	REQUIRE_EQ(pbus_spi_transfer_message(spi, x, 2), 6);
+	REQUIRE(memcmp(ra, a, 4) == 0 && memcmp(rb, b, 2) == 0);
+	REQUIRE(fake.xfers[0].speed_hz == 100000 && fake.xfers[0].delay_usecs == 3);
+	REQUIRE(fake.xfers[1].bits_per_word == 16 && fake.xfers[1].cs_change == 1);
 
 	/* transfer() keeps its array on the stack: no allocation either */
 	alloc_count = 0;
@@ -229,32 +226,31 @@ static const char *write_then_read_is_one_message(void)
 	for (int i = 0; i < 100; i++)
 		pbus_spi_transfer_message(spi, x, 2);
 	alloc_counting = 0;
-	EXPECT_EQ(alloc_count, 0);
-	EXPECT_EQ(pbus_spi_transfer_message(spi, x, 0), -EINVAL);
-	EXPECT_EQ(pbus_spi_transfer_message(spi, x, PBUS_SPI_TRANSFERS_MAX + 1), -EINVAL);
+	REQUIRE_EQ(alloc_count, 0);
+	REQUIRE_EQ(pbus_spi_transfer_message(spi, x, 0), -EINVAL);
+	REQUIRE_EQ(pbus_spi_transfer_message(spi, x, PBUS_SPI_TRANSFERS_MAX + 1), -EINVAL);
 	close_fake(spi);
-	return NULL;
 }
 
-static const char *errors_pass_through(void)
+static void errors_pass_through(void)
 {
 	struct pbus_spi *spi = NULL;
-	EXPECT_EQ(pbus_spi_open("/dev/null", &spi), -ENOTTY); /* real ioctl, no hook */
-	EXPECT_EQ(pbus_spi_open("/dev/spidev-nonexistent", &spi), -ENOENT);
-	EXPECT_EQ(pbus_spi_open_device(4711, 0, &spi), -ENOENT);
-	EXPECT(spi == NULL);
+	REQUIRE_EQ(pbus_spi_open("/dev/null", &spi), -ENOTTY); /* real ioctl, no hook */
+	REQUIRE_EQ(pbus_spi_open("/dev/spidev-nonexistent", &spi), -ENOENT);
+	REQUIRE_EQ(pbus_spi_open_device(4711, 0, &spi), -ENOENT);
+	REQUIRE(spi == NULL);
 	uint32_t mode = 0;
-	EXPECT_EQ(pbus_spi_get_mode(NULL, &mode), -EINVAL);
-	EXPECT_EQ(pbus_spi_set_mode(NULL, 0), -EINVAL);
-	return NULL;
+	REQUIRE_EQ(pbus_spi_get_mode(NULL, &mode), -EINVAL);
+	REQUIRE_EQ(pbus_spi_set_mode(NULL, 0), -EINVAL);
 }
 
 int main(void)
 {
-	RUN("spi", prepared_message_layout);
-	RUN("spi", prepare_argument_checks);
-	RUN("spi", bufsiz_refused_not_split);
-	RUN("spi", write_then_read_is_one_message);
-	RUN("spi", errors_pass_through);
-	HW_TEST_EXIT();
+	pbus_check_suite("hw/spi");
+	RUN_CASE(prepared_message_layout);
+	RUN_CASE(prepare_argument_checks);
+	RUN_CASE(bufsiz_refused_not_split);
+	RUN_CASE(write_then_read_is_one_message);
+	RUN_CASE(errors_pass_through);
+	CHECK_EXIT();
 }

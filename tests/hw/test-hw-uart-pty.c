@@ -21,7 +21,7 @@
 #include <sys/ioctl.h>
 
 #include "hw-internal.h"
-#include "hw-test.h"
+#include "pbus-check.h"
 #include "parambus/hw/uart.h"
 
 static int master = -1;
@@ -46,31 +46,30 @@ static void close_pair(void)
 	master = -1;
 }
 
-static const char *arbitrary_baud_rates_exact(void)
+static void arbitrary_baud_rates_exact(void)
 {
 	static const uint32_t rates[] = { 250000, 31250, 12345, 1000000, 921600, 115200, 50, 3000000 };
-	EXPECT_EQ(open_pair(), 0);
+	REQUIRE_EQ(open_pair(), 0);
 	struct pbus_uart *u = NULL;
 	struct pbus_uart_config c;
 	pbus_uart_config_init(&c);
-	EXPECT_EQ(c.baud_rate, 115200);
-	EXPECT_EQ(pbus_uart_open(slave_path, &c, 0, &u), 0);
+	REQUIRE_EQ(c.baud_rate, 115200);
+	REQUIRE_EQ(pbus_uart_open(slave_path, &c, 0, &u), 0);
 	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		struct pbus_uart_config got;
 		c.baud_rate = rates[i];
-		EXPECT_EQ(pbus_uart_configure(u, &c), 0);
-		EXPECT_EQ(pbus_uart_get_config(u, &got), 0);
-		EXPECT_EQ(got.baud_rate, rates[i]);
+		REQUIRE_EQ(pbus_uart_configure(u, &c), 0);
+		REQUIRE_EQ(pbus_uart_get_config(u, &got), 0);
+		REQUIRE_EQ(got.baud_rate, rates[i]);
 	}
 	/* The kernel holds BOTHER and the rate in termios2. */
 	struct termios2 t;
-	EXPECT_EQ(ioctl(pbus_uart_get_fd(u), TCGETS2, &t), 0);
-	EXPECT_EQ(t.c_cflag & CBAUD, BOTHER);
-	EXPECT_EQ(t.c_ospeed, 3000000);
-	EXPECT_EQ(t.c_ispeed, 3000000);
+	REQUIRE_EQ(ioctl(pbus_uart_get_fd(u), TCGETS2, &t), 0);
+	REQUIRE_EQ(t.c_cflag & CBAUD, BOTHER);
+	REQUIRE_EQ(t.c_ospeed, 3000000);
+	REQUIRE_EQ(t.c_ispeed, 3000000);
 	pbus_uart_close(u);
 	close_pair();
-	return NULL;
 }
 
 /* The pty driver forces CS8 and no parity on what it stores, so the
@@ -89,11 +88,11 @@ static int observe_tcsets2(int fd, unsigned long request, void *arg, void *userd
 	return 0;
 }
 
-static const char *framing_and_flow_control(void)
+static void framing_and_flow_control(void)
 {
-	EXPECT_EQ(open_pair(), 0);
+	REQUIRE_EQ(open_pair(), 0);
 	struct pbus_uart *u = NULL;
-	EXPECT_EQ(pbus_uart_open(slave_path, NULL, 0, &u), 0);
+	REQUIRE_EQ(pbus_uart_open(slave_path, NULL, 0, &u), 0);
 	static const struct {
 		uint8_t data, stop;
 		enum pbus_uart_parity parity;
@@ -116,147 +115,144 @@ static const char *framing_and_flow_control(void)
 		pbus_hw_set_ioctl_hook(observe_tcsets2, NULL);
 		int r = pbus_uart_configure(u, &c);
 		pbus_hw_set_ioctl_hook(NULL, NULL);
-		EXPECT_EQ(r, 0);
-		EXPECT_EQ(sent.c_cflag & CSIZE, sizes[c.data_bits - 5]);
-		EXPECT_EQ(sent.c_cflag & (PARENB | PARODD | CMSPAR), parity[c.parity]);
-		EXPECT_EQ(!!(sent.c_iflag & INPCK), c.parity != PBUS_UART_PARITY_NONE);
-		EXPECT_EQ(!!(sent.c_cflag & CSTOPB), c.stop_bits == 2);
-		EXPECT_EQ(!!(sent.c_cflag & CRTSCTS), c.flow_control == PBUS_UART_FLOW_RTS_CTS);
-		EXPECT_EQ((sent.c_iflag & (IXON | IXOFF)) == (IXON | IXOFF), c.flow_control == PBUS_UART_FLOW_XON_XOFF);
-		EXPECT_EQ(sent.c_ospeed, 57600);
-		EXPECT_EQ(pbus_uart_get_config(u, &got), 0);
-		EXPECT_EQ(got.stop_bits, c.stop_bits);
-		EXPECT_EQ(got.flow_control, c.flow_control);
-		EXPECT_EQ(got.baud_rate, 57600);
+		REQUIRE_EQ(r, 0);
+		REQUIRE_EQ(sent.c_cflag & CSIZE, sizes[c.data_bits - 5]);
+		REQUIRE_EQ(sent.c_cflag & (PARENB | PARODD | CMSPAR), parity[c.parity]);
+		REQUIRE_EQ(!!(sent.c_iflag & INPCK), c.parity != PBUS_UART_PARITY_NONE);
+		REQUIRE_EQ(!!(sent.c_cflag & CSTOPB), c.stop_bits == 2);
+		REQUIRE_EQ(!!(sent.c_cflag & CRTSCTS), c.flow_control == PBUS_UART_FLOW_RTS_CTS);
+		REQUIRE_EQ((sent.c_iflag & (IXON | IXOFF)) == (IXON | IXOFF), c.flow_control == PBUS_UART_FLOW_XON_XOFF);
+		REQUIRE_EQ(sent.c_ospeed, 57600);
+		REQUIRE_EQ(pbus_uart_get_config(u, &got), 0);
+		REQUIRE_EQ(got.stop_bits, c.stop_bits);
+		REQUIRE_EQ(got.flow_control, c.flow_control);
+		REQUIRE_EQ(got.baud_rate, 57600);
 	}
 	struct termios2 t;
-	EXPECT_EQ(ioctl(pbus_uart_get_fd(u), TCGETS2, &t), 0);
-	EXPECT(t.c_cflag & CLOCAL);
-	EXPECT(t.c_cflag & CREAD);
-	EXPECT(!(t.c_lflag & (ICANON | ECHO | ISIG)));
-	EXPECT(!(t.c_oflag & OPOST));
+	REQUIRE_EQ(ioctl(pbus_uart_get_fd(u), TCGETS2, &t), 0);
+	REQUIRE(t.c_cflag & CLOCAL);
+	REQUIRE(t.c_cflag & CREAD);
+	REQUIRE(!(t.c_lflag & (ICANON | ECHO | ISIG)));
+	REQUIRE(!(t.c_oflag & OPOST));
 
 	struct pbus_uart_config bad;
 	pbus_uart_config_init(&bad);
 	bad.data_bits = 9;
-	EXPECT_EQ(pbus_uart_configure(u, &bad), -EINVAL);
+	REQUIRE_EQ(pbus_uart_configure(u, &bad), -EINVAL);
 	pbus_uart_config_init(&bad);
 	bad.stop_bits = 3;
-	EXPECT_EQ(pbus_uart_configure(u, &bad), -EINVAL);
+	REQUIRE_EQ(pbus_uart_configure(u, &bad), -EINVAL);
 	pbus_uart_config_init(&bad);
 	bad.baud_rate = 0;
-	EXPECT_EQ(pbus_uart_configure(u, &bad), -EINVAL);
+	REQUIRE_EQ(pbus_uart_configure(u, &bad), -EINVAL);
 	pbus_uart_config_init(&bad);
 	bad.parity = (enum pbus_uart_parity)17;
-	EXPECT_EQ(pbus_uart_configure(u, &bad), -EINVAL);
+	REQUIRE_EQ(pbus_uart_configure(u, &bad), -EINVAL);
 	pbus_uart_close(u);
 	close_pair();
-	return NULL;
 }
 
-static const char *bytes_both_ways_raw(void)
+static void bytes_both_ways_raw(void)
 {
-	EXPECT_EQ(open_pair(), 0);
+	REQUIRE_EQ(open_pair(), 0);
 	struct pbus_uart *u = NULL;
-	EXPECT_EQ(pbus_uart_open(slave_path, NULL, 0, &u), 0);
+	REQUIRE_EQ(pbus_uart_open(slave_path, NULL, 0, &u), 0);
 	/* binary bytes, including the ones a cooked tty would eat */
 	const uint8_t out[] = { 0x00, 0x03, 0x0a, 0x0d, 0x11, 0x13, 0x7f, 0xff };
-	EXPECT_EQ(pbus_uart_write(u, out, sizeof(out)), (int)sizeof(out));
-	EXPECT_EQ(pbus_uart_drain(u), 0);
+	REQUIRE_EQ(pbus_uart_write(u, out, sizeof(out)), (int)sizeof(out));
+	REQUIRE_EQ(pbus_uart_drain(u), 0);
 	uint8_t in[16];
 	size_t got = 0;
 	while (got < sizeof(out)) {
 		struct pollfd p = { .fd = master, .events = POLLIN };
-		EXPECT(poll(&p, 1, 2000) == 1);
+		REQUIRE(poll(&p, 1, 2000) == 1);
 		ssize_t n = read(master, in + got, sizeof(in) - got);
-		EXPECT(n > 0);
+		REQUIRE(n > 0);
 		got += (size_t)n;
 	}
-	EXPECT_EQ(got, sizeof(out));
-	EXPECT(memcmp(in, out, sizeof(out)) == 0);
+	REQUIRE_EQ(got, sizeof(out));
+	REQUIRE(memcmp(in, out, sizeof(out)) == 0);
 
-	EXPECT(write(master, out, sizeof(out)) == (ssize_t)sizeof(out));
+	REQUIRE(write(master, out, sizeof(out)) == (ssize_t)sizeof(out));
 	got = 0;
 	while (got < sizeof(out)) {
 		int n = pbus_uart_read_timeout(u, in + got, sizeof(in) - got, 2000);
-		EXPECT(n > 0);
+		REQUIRE(n > 0);
 		got += (size_t)n;
 	}
-	EXPECT(memcmp(in, out, sizeof(out)) == 0);
+	REQUIRE(memcmp(in, out, sizeof(out)) == 0);
 	pbus_uart_close(u);
 	close_pair();
-	return NULL;
 }
 
-static const char *timeouts_and_nonblocking(void)
+static void timeouts_and_nonblocking(void)
 {
-	EXPECT_EQ(open_pair(), 0);
+	REQUIRE_EQ(open_pair(), 0);
 	struct pbus_uart *u = NULL;
-	EXPECT_EQ(pbus_uart_open(slave_path, NULL, PBUS_UART_OPEN_NONBLOCK, &u), 0);
+	REQUIRE_EQ(pbus_uart_open(slave_path, NULL, PBUS_UART_OPEN_NONBLOCK, &u), 0);
 	uint8_t b[4];
-	EXPECT_EQ(pbus_uart_read(u, b, sizeof(b)), -EAGAIN);
+	REQUIRE_EQ(pbus_uart_read(u, b, sizeof(b)), -EAGAIN);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	EXPECT_EQ(pbus_uart_read_timeout(u, b, sizeof(b), 100), -ETIMEDOUT);
+	REQUIRE_EQ(pbus_uart_read_timeout(u, b, sizeof(b), 100), -ETIMEDOUT);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-	EXPECT(ms >= 90);
-	EXPECT(fcntl(pbus_uart_get_fd(u), F_GETFL) & O_NONBLOCK);
+	REQUIRE(ms >= 90);
+	REQUIRE(fcntl(pbus_uart_get_fd(u), F_GETFL) & O_NONBLOCK);
 
 	/* Blocking mode with VTIME: a read returns after 0.2 s with nothing. */
-	EXPECT_EQ(pbus_uart_set_nonblocking(u, false), 0);
-	EXPECT(!(fcntl(pbus_uart_get_fd(u), F_GETFL) & O_NONBLOCK));
-	EXPECT_EQ(pbus_uart_set_read_mode(u, 0, 2), 0);
+	REQUIRE_EQ(pbus_uart_set_nonblocking(u, false), 0);
+	REQUIRE(!(fcntl(pbus_uart_get_fd(u), F_GETFL) & O_NONBLOCK));
+	REQUIRE_EQ(pbus_uart_set_read_mode(u, 0, 2), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	EXPECT_EQ(pbus_uart_read(u, b, sizeof(b)), 0);
+	REQUIRE_EQ(pbus_uart_read(u, b, sizeof(b)), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-	EXPECT(ms >= 150);
+	REQUIRE(ms >= 150);
 	/* VMIN 3: a blocking read waits for three bytes */
-	EXPECT_EQ(pbus_uart_set_read_mode(u, 3, 0), 0);
-	EXPECT(write(master, "abc", 3) == 3);
-	EXPECT_EQ(pbus_uart_read(u, b, sizeof(b)), 3);
+	REQUIRE_EQ(pbus_uart_set_read_mode(u, 3, 0), 0);
+	REQUIRE(write(master, "abc", 3) == 3);
+	REQUIRE_EQ(pbus_uart_read(u, b, sizeof(b)), 3);
 
 	/* Pending input, then flush. */
-	EXPECT(write(master, "xyz", 3) == 3);
+	REQUIRE(write(master, "xyz", 3) == 3);
 	for (int i = 0; i < 100 && pbus_uart_get_input_pending(u) < 3; i++)
 		usleep(1000);
-	EXPECT_EQ(pbus_uart_get_input_pending(u), 3);
-	EXPECT_EQ(pbus_uart_flush(u, PBUS_UART_QUEUE_INPUT), 0);
-	EXPECT_EQ(pbus_uart_get_input_pending(u), 0);
-	EXPECT_EQ(pbus_uart_flush(u, PBUS_UART_QUEUE_BOTH), 0);
-	EXPECT_EQ(pbus_uart_flush(u, (enum pbus_uart_queue)3), -EINVAL);
-	EXPECT(pbus_uart_get_output_pending(u) >= 0);
+	REQUIRE_EQ(pbus_uart_get_input_pending(u), 3);
+	REQUIRE_EQ(pbus_uart_flush(u, PBUS_UART_QUEUE_INPUT), 0);
+	REQUIRE_EQ(pbus_uart_get_input_pending(u), 0);
+	REQUIRE_EQ(pbus_uart_flush(u, PBUS_UART_QUEUE_BOTH), 0);
+	REQUIRE_EQ(pbus_uart_flush(u, (enum pbus_uart_queue)3), -EINVAL);
+	REQUIRE(pbus_uart_get_output_pending(u) >= 0);
 	pbus_uart_close(u);
 	close_pair();
-	return NULL;
 }
 
-static const char *open_errors(void)
+static void open_errors(void)
 {
 	struct pbus_uart *u = NULL;
-	EXPECT_EQ(pbus_uart_open("/dev/null", NULL, 0, &u), -ENOTTY);
-	EXPECT_EQ(pbus_uart_open("/dev/ttyNOPE", NULL, 0, &u), -ENOENT);
-	EXPECT_EQ(pbus_uart_open("/dev/null", NULL, 0x100, &u), -EINVAL);
+	REQUIRE_EQ(pbus_uart_open("/dev/null", NULL, 0, &u), -ENOTTY);
+	REQUIRE_EQ(pbus_uart_open("/dev/ttyNOPE", NULL, 0, &u), -ENOENT);
+	REQUIRE_EQ(pbus_uart_open("/dev/null", NULL, 0x100, &u), -EINVAL);
 	struct pbus_uart_config bad;
 	pbus_uart_config_init(&bad);
 	bad.data_bits = 4;
-	EXPECT_EQ(pbus_uart_open("/dev/null", &bad, 0, &u), -EINVAL);
-	EXPECT(u == NULL);
-	EXPECT_EQ(open_pair(), 0);
-	EXPECT_EQ(pbus_uart_open(slave_path, NULL, PBUS_UART_OPEN_EXCLUSIVE, &u), 0);
+	REQUIRE_EQ(pbus_uart_open("/dev/null", &bad, 0, &u), -EINVAL);
+	REQUIRE(u == NULL);
+	REQUIRE_EQ(open_pair(), 0);
+	REQUIRE_EQ(pbus_uart_open(slave_path, NULL, PBUS_UART_OPEN_EXCLUSIVE, &u), 0);
 	pbus_uart_close(u);
 	close_pair();
 	pbus_uart_close(NULL);
-	return NULL;
 }
 
 int main(void)
 {
-	RUN("uart", arbitrary_baud_rates_exact);
-	RUN("uart", framing_and_flow_control);
-	RUN("uart", bytes_both_ways_raw);
-	RUN("uart", timeouts_and_nonblocking);
-	RUN("uart", open_errors);
-	HW_TEST_EXIT();
+	pbus_check_suite("hw/uart");
+	RUN_CASE(arbitrary_baud_rates_exact);
+	RUN_CASE(framing_and_flow_control);
+	RUN_CASE(bytes_both_ways_raw);
+	RUN_CASE(timeouts_and_nonblocking);
+	RUN_CASE(open_errors);
+	CHECK_EXIT();
 }

@@ -149,13 +149,13 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 	int64_t max_takeover = 0, t_begin = stress_now_ns();
 	int status, r;
 
-	stress_begin("crash-writer");
+	pbus_check_begin("crash-writer");
 	stress_rng_seed(&rng, o->seed);
 	snprintf(schema, sizeof(schema), "%s/crash.pbs", o->fixtures);
 	pbusd = stress_pbusd_start(o, schema, instance, state_dir, NULL, NULL, 20, &status);
 	if (pbusd < 0) {
-		stress_fail("pbusd did not start (%s)", stress_status_text(status));
-		stress_end();
+		CHECK_FAIL("pbusd did not start (%s)", stress_status_text(status));
+		pbus_check_end();
 		return;
 	}
 	r = pbus_table_open(instance, PBUS_OPEN_WRITE, &t);
@@ -164,8 +164,8 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 	if (r == 0)
 		r = sv_write_initial(&setup); /* no reader may see the initial "invalid" */
 	if (r < 0) {
-		stress_fail("setup: %s", pbus_strerror(r));
-		stress_end();
+		CHECK_FAIL("setup: %s", pbus_strerror(r));
+		pbus_check_end();
 		return;
 	}
 	for (int i = 0; i < READERS; i++) {
@@ -184,7 +184,7 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 
 		v = stress_fork(worker, &victim);
 		if (stress_wait_at_least(&sh->victim_writes, round + 1, 10 * STRESS_NS_PER_S) < 0) {
-			stress_fail("round %u: the victim made no write in 10 s", round);
+			CHECK_FAIL("round %u: the victim made no write in 10 s", round);
 			stress_kill_wait(v);
 			break;
 		}
@@ -194,7 +194,7 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 		if (pausing) {
 			__atomic_store_n(&sh->pause, 1, __ATOMIC_RELEASE);
 			if (stress_wait_at_least(&sh->paused, 1, 10 * STRESS_NS_PER_S) < 0) {
-				stress_fail("round %u: the survivor did not pause in 10 s", round);
+				CHECK_FAIL("round %u: the survivor did not pause in 10 s", round);
 				stress_kill_wait(v);
 				break;
 			}
@@ -203,12 +203,12 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 		kill(v, SIGKILL);
 		r = stress_wait_pid(v, 10, &status);
 		if (r < 0) {
-			stress_fail("round %u: the victim was not reaped within 10 s of SIGKILL (%s; %s)", round,
+			CHECK_FAIL("round %u: the victim was not reaped within 10 s of SIGKILL (%s; %s)", round,
 				    strerror(-r), stress_proc_where(v));
 			break;
 		}
 		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-			stress_fail("round %u: the victim ended with %s before the kill", round,
+			CHECK_FAIL("round %u: the victim ended with %s before the kill", round,
 				    stress_status_text(status));
 		for (int i = 0; i < NPARAMS; i++) {
 			if (left_held(setup.params[i], v)) {
@@ -222,7 +222,7 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 		/* The survivor must now complete a write of both within 1 s. */
 		r = pbus_watch_new(t, idx, NPARAMS, &watch);
 		if (r < 0) {
-			stress_fail("pbus_watch_new: %s", pbus_strerror(r));
+			CHECK_FAIL("pbus_watch_new: %s", pbus_strerror(r));
 			break;
 		}
 		t0 = stress_now_ns();
@@ -238,7 +238,7 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 			if (r == -ETIMEDOUT)
 				break;
 			if (r < 0) {
-				stress_fail("round %u: pbus_watch_wait: %s", round, pbus_strerror(r));
+				CHECK_FAIL("round %u: pbus_watch_wait: %s", round, pbus_strerror(r));
 				break;
 			}
 			while (pbus_watch_next(watch, &index) > 0)
@@ -250,7 +250,7 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 			slow_takeovers++;
 		pbus_watch_free(watch);
 		if (changed != 3) {
-			stress_fail("round %u: no surviving writer completed a write of %s within 1 s of "
+			CHECK_FAIL("round %u: no surviving writer completed a write of %s within 1 s of "
 				    "the kill (lock words 0x%" PRIx64 ", 0x%" PRIx64 ", victim pid %d)",
 				    round, changed & 1 ? names[1] : names[0], lock_word(setup.params[0]),
 				    lock_word(setup.params[1]), (int)v);
@@ -258,7 +258,7 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 		}
 		for (int i = 0; i < NPARAMS; i++)
 			if (pbus_token_tid(lock_word(setup.params[i])) == (uint32_t)v)
-				stress_fail("round %u: %s: the lock still names the dead victim after a "
+				CHECK_FAIL("round %u: %s: the lock still names the dead victim after a "
 					    "later write", round, names[i]);
 		done++;
 	}
@@ -270,11 +270,11 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 		pid_t pid = i < READERS ? reader_pids[i] : survivor_pid;
 
 		if (stress_wait_pid(pid, 30, &status) < 0) {
-			stress_fail("%s did not stop in 30 s", i < READERS ? "a reader" : "the survivor");
+			CHECK_FAIL("%s did not stop in 30 s", i < READERS ? "a reader" : "the survivor");
 			status = stress_kill_wait(pid);
 		}
 		if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
-			stress_fail("%s: %s", i < READERS ? "reader" : "survivor", stress_status_text(status));
+			CHECK_FAIL("%s: %s", i < READERS ? "reader" : "survivor", stress_status_text(status));
 	}
 
 	uint64_t reads = 0, slow_wall = 0, overlapped = 0, over_1ms = 0;
@@ -284,10 +284,10 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 		struct sv_stats *st = &sh->readers[i];
 
 		if (st->bad)
-			stress_fail("reader %d: %" PRIu64 " errors, first: %s", i + 1, st->bad,
+			CHECK_FAIL("reader %d: %" PRIu64 " errors, first: %s", i + 1, st->bad,
 				    st->first_error);
 		if (st->ops == 0)
-			stress_fail("reader %d made no read", i + 1);
+			CHECK_FAIL("reader %d made no read", i + 1);
 		reads += st->ops;
 		slow_wall += st->slow_wall;
 		over_1ms += st->over_1ms_cpu;
@@ -304,13 +304,13 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 			    (double)sh->readers[i].max_cpu_by_param[1] / 1e6,
 			    sh->readers[i].max_cpu_versions);
 	if (sh->survivor.bad)
-		stress_fail("survivor: %" PRIu64 " errors, first: %s", sh->survivor.bad,
+		CHECK_FAIL("survivor: %" PRIu64 " errors, first: %s", sh->survivor.bad,
 			    sh->survivor.first_error);
 	if (sh->victim.bad)
-		stress_fail("victims: %" PRIu64 " errors, first: %s", sh->victim.bad,
+		CHECK_FAIL("victims: %" PRIu64 " errors, first: %s", sh->victim.bad,
 			    sh->victim.first_error);
 	if (done == rounds && dead[0] == 0)
-		stress_fail("none of %u kills left the lock of 'big' held: the dead-holder case was "
+		CHECK_FAIL("none of %u kills left the lock of 'big' held: the dead-holder case was "
 			    "not exercised", rounds);
 	{
 		double secs = (double)(stress_now_ns() - t_begin) / 1e9;
@@ -328,8 +328,8 @@ static void test_crash_writer(const struct stress_options *o, const char *state_
 	}
 	pbus_table_close(t);
 	if (stress_terminate(pbusd, 10) != 0)
-		stress_fail("pbusd did not exit cleanly on SIGTERM");
-	stress_end();
+		CHECK_FAIL("pbusd did not exit cleanly on SIGTERM");
+	pbus_check_end();
 }
 
 /* --- crash-pbusd ------------------------------------------------------------ */
@@ -486,13 +486,13 @@ static void test_crash_pbusd(const struct stress_options *o, const char *state_d
 	double d = 0;
 	int status, r;
 
-	stress_begin("crash-pbusd");
+	pbus_check_begin("crash-pbusd");
 	snprintf(schema, sizeof(schema), "%s/crash.pbs", o->fixtures);
 	snprintf(instance, sizeof(instance), "crash-pbusd-%d", (int)getpid());
 	pbusd = stress_pbusd_start(o, schema, instance, state_dir, NULL, NULL, 20, &status);
 	if (pbusd < 0) {
-		stress_fail("pbusd did not start (%s)", stress_status_text(status));
-		stress_end();
+		CHECK_FAIL("pbusd did not start (%s)", stress_status_text(status));
+		pbus_check_end();
 		return;
 	}
 	r = pbus_table_open(instance, PBUS_OPEN_WRITE, &t);
@@ -501,8 +501,8 @@ static void test_crash_pbusd(const struct stress_options *o, const char *state_d
 	if (r == 0)
 		r = pbus_param_set_double(level, LEVEL_VALUE);
 	if (r < 0) {
-		stress_fail("setup: %s", pbus_strerror(r));
-		stress_end();
+		CHECK_FAIL("setup: %s", pbus_strerror(r));
+		pbus_check_end();
 		return;
 	}
 	for (int i = 0; i < 3; i++)
@@ -510,7 +510,7 @@ static void test_crash_pbusd(const struct stress_options *o, const char *state_d
 	reader = stress_fork(orphan_reader, NULL);
 	if (stress_wait_at_least(&sh->waiters_ready, 3, 10 * STRESS_NS_PER_S) < 0 ||
 	    stress_wait_at_least(&sh->reader_ready, 1, 10 * STRESS_NS_PER_S) < 0)
-		stress_fail("waiters or reader not ready in 10 s");
+		CHECK_FAIL("waiters or reader not ready in 10 s");
 	/* Make sure the waiters really sleep in the futex before pbusd dies.
 	 * There is no event for "went to sleep", so this looks, with a bound. */
 	for (int i = 0; i < 3; i++) {
@@ -519,66 +519,66 @@ static void test_crash_pbusd(const struct stress_options *o, const char *state_d
 		while (!asleep_in_futex(waiters[i]) && stress_now_ns() < deadline)
 			stress_sleep_ns(STRESS_NS_PER_MS);
 		if (!asleep_in_futex(waiters[i]))
-			stress_fail("waiter %d is not asleep in futex(2) after 10 s", i);
+			CHECK_FAIL("waiter %d is not asleep in futex(2) after 10 s", i);
 	}
 
 	kill(pbusd, SIGKILL);
 	stress_wait_pid(pbusd, 10, &status);
 	r = pbus_table_state(t);
-	STRESS_CHECK(r == PBUS_TABLE_ORPHANED, "state after SIGKILL of pbusd is %d, not ORPHANED", r);
+	CHECK_MSG(r == PBUS_TABLE_ORPHANED, "state after SIGKILL of pbusd is %d, not ORPHANED", r);
 	r = pbus_param_get_double(level, &d);
-	STRESS_CHECK(r == PBUS_STATUS_OK && d == LEVEL_VALUE,
+	CHECK_MSG(r == PBUS_STATUS_OK && d == LEVEL_VALUE,
 		     "orphaned: read %g status %d, the last value was %g", d, r, LEVEL_VALUE);
 	if (stress_wait_at_least(&sh->reader_saw_orphaned, 1, 10 * STRESS_NS_PER_S) < 0)
-		stress_fail("the reader process did not see ORPHANED within 10 s");
+		CHECK_FAIL("the reader process did not see ORPHANED within 10 s");
 	for (int i = 0; i < 3; i++)
-		STRESS_CHECK(sh->waiter_result[i] == 0 && asleep_in_futex(waiters[i]),
+		CHECK_MSG(sh->waiter_result[i] == 0 && asleep_in_futex(waiters[i]),
 			     "waiter %d returned (%d) while pbusd was merely dead", i,
 			     sh->waiter_result[i]);
 
 	pbusd = stress_pbusd_start(o, schema, instance, state_dir, NULL, NULL, 20, &status);
 	if (pbusd < 0) {
-		stress_fail("the restarted pbusd did not start (%s)", stress_status_text(status));
+		CHECK_FAIL("the restarted pbusd did not start (%s)", stress_status_text(status));
 	} else {
 		r = pbus_table_state(t);
-		STRESS_CHECK(r == PBUS_TABLE_REPLACED, "old segment after restart: state %d, not "
+		CHECK_MSG(r == PBUS_TABLE_REPLACED, "old segment after restart: state %d, not "
 			     "REPLACED", r);
 		r = pbus_watch_new(t, NULL, 0, &w);
 		if (r == 0)
 			r = pbus_watch_wait(w, STRESS_NS_PER_S);
-		STRESS_CHECK(r == -ESTALE, "a new wait on the replaced segment returned %d, not "
+		CHECK_MSG(r == -ESTALE, "a new wait on the replaced segment returned %d, not "
 			     "-ESTALE", r);
 		pbus_watch_free(w);
 		r = pbus_param_set_double(level, 1.0);
-		STRESS_CHECK(r == -ESTALE, "a write to the replaced segment returned %d, not -ESTALE",
+		CHECK_MSG(r == -ESTALE, "a write to the replaced segment returned %d, not -ESTALE",
 			     r);
 		for (int i = 0; i < 3; i++) {
 			if (stress_wait_pid(waiters[i], 10, &status) < 0) {
-				stress_fail("waiter %d still blocked 10 s after the restart (hangs)", i);
+				CHECK_FAIL("waiter %d still blocked 10 s after the restart (hangs)", i);
 				stress_kill_wait(waiters[i]);
 				continue;
 			}
-			STRESS_CHECK(sh->waiter_result[i] == -ESTALE,
+			CHECK_MSG(sh->waiter_result[i] == -ESTALE,
 				     "waiter %d (%s) returned %d (%s), not -ESTALE", i,
 				     i == 0 ? "watch of one" : i == 1 ? "watch of all" : "wait_saved",
 				     sh->waiter_result[i], pbus_strerror(sh->waiter_result[i]));
 		}
 		if (stress_wait_pid(reader, 20, &status) < 0) {
-			stress_fail("the reader did not notice REPLACED and reopen within 20 s");
+			CHECK_FAIL("the reader did not notice REPLACED and reopen within 20 s");
 			stress_kill_wait(reader);
 		} else {
-			STRESS_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && sh->reader_reopened,
+			CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0 && sh->reader_reopened,
 				     "reader: %s: %s", stress_status_text(status), sh->reader_error);
 		}
 	}
-	STRESS_CHECK(sh->reader_bad == 0, "reader: %" PRIu64 " bad reads, first: %s",
+	CHECK_MSG(sh->reader_bad == 0, "reader: %" PRIu64 " bad reads, first: %s",
 		     sh->reader_bad, sh->reader_error);
 	stress_note("crash-pbusd: reader made %" PRIu64 " reads across the kill and restart; "
 		    "3 waiters returned -ESTALE", sh->reader_reads);
 	pbus_table_close(t);
 	if (pbusd > 0 && stress_terminate(pbusd, 10) != 0)
-		stress_fail("the restarted pbusd did not exit cleanly on SIGTERM");
-	stress_end();
+		CHECK_FAIL("the restarted pbusd did not exit cleanly on SIGTERM");
+	pbus_check_end();
 }
 
 int main(int argc, char **argv)

@@ -112,7 +112,7 @@ static void write_state(const char *path, const char *instance, const char *body
 		abort();
 	f = fopen(path, "w");
 	if (!f || fputs(full, f) < 0 || fclose(f) != 0)
-		stress_fail("cannot write %s", path);
+		CHECK_FAIL("cannot write %s", path);
 	free(text);
 	free(full);
 }
@@ -161,7 +161,7 @@ static pid_t start(const char *schema_name, const char *instance, const char *di
 	snprintf(schema, sizeof(schema), "%s/%s", opts->fixtures, schema_name);
 	pid = stress_pbusd_start(opts, schema, instance, dir, log, extra, 30, &status);
 	if (pid < 0)
-		stress_fail("pbusd did not start (%s), log %s", stress_status_text(status), log);
+		CHECK_FAIL("pbusd did not start (%s), log %s", stress_status_text(status), log);
 	return pid;
 }
 
@@ -195,7 +195,7 @@ static void test_persist_crash(const char *logs)
 	bool have_file = false;
 	int64_t max_wait = 0, t_begin = stress_now_ns();
 
-	stress_begin("persist-crash");
+	pbus_check_begin("persist-crash");
 	stress_rng_seed(&rng, opts->seed);
 	snprintf(instance, sizeof(instance), "persist-crash-%d", (int)getpid());
 	snprintf(state, sizeof(state), "%s/%s.state", dir, instance);
@@ -216,26 +216,26 @@ static void test_persist_crash(const char *logs)
 		if (pbusd < 0)
 			break;
 		if ((r = client_open(instance, &c)) < 0) {
-			stress_fail("round %u: open: %s", round, pbus_strerror(r));
+			CHECK_FAIL("round %u: open: %s", round, pbus_strerror(r));
 			stress_kill_wait(pbusd);
 			break;
 		}
 		/* What the restarted pbusd restored. */
 		snprintf(corrupt, sizeof(corrupt), "%s.corrupt", state);
-		STRESS_CHECK(!stress_file_contains(log, "damaged") && !file_exists(corrupt),
+		CHECK_MSG(!stress_file_contains(log, "damaged") && !file_exists(corrupt),
 			     "round %u: pbusd found the state file damaged (see %s)", round, log);
 		r = get_counter(c.counter, &restored);
-		STRESS_CHECK(r == PBUS_STATUS_OK, "round %u: restored counter has status %d", round, r);
+		CHECK_MSG(r == PBUS_STATUS_OK, "round %u: restored counter has status %d", round, r);
 		if (have_file)
-			STRESS_CHECK(restored == file_counter, "round %u: restored %lld, the file says %lld",
+			CHECK_MSG(restored == file_counter, "round %u: restored %lld, the file says %lld",
 				     round, restored, file_counter);
-		STRESS_CHECK(restored >= acked, "round %u: restored %lld, but %lld was acknowledged as "
+		CHECK_MSG(restored >= acked, "round %u: restored %lld, but %lld was acknowledged as "
 			     "saved: a save was lost", round, restored, acked);
-		STRESS_CHECK(restored == 0 ? acked == 0 : was_written(restored, written_max),
+		CHECK_MSG(restored == 0 ? acked == 0 : was_written(restored, written_max),
 			     "round %u: restored %lld was never written (last written %lld)", round,
 			     restored, written_max);
 		r = pbus_param_get_string(c.label, label, sizeof(label));
-		STRESS_CHECK(r == PBUS_STATUS_OK &&
+		CHECK_MSG(r == PBUS_STATUS_OK &&
 			     (!strcmp(label, "init") ||
 			      (label[0] == 'v' && was_written(strtoll(label + 1, NULL, 10), written_max))),
 			     "round %u: restored label '%s' was never written", round, label);
@@ -243,7 +243,7 @@ static void test_persist_crash(const char *logs)
 			/* The last round only checks what the previous kill left. */
 			pbus_table_close(c.t);
 			if (stress_terminate(pbusd, 10) != 0)
-				stress_fail("pbusd did not exit cleanly on SIGTERM");
+				CHECK_FAIL("pbusd did not exit cleanly on SIGTERM");
 			done = round;
 			break;
 		}
@@ -264,7 +264,7 @@ static void test_persist_crash(const char *logs)
 			w[1].length = (size_t)snprintf(text, sizeof(text), "v%lld", v);
 			r = pbus_table_write_many(c.t, w, 2);
 			if (r < 0) {
-				stress_fail("round %u: write: %s", round, pbus_strerror(r));
+				CHECK_FAIL("round %u: write: %s", round, pbus_strerror(r));
 				break;
 			}
 			written_max = v;
@@ -279,7 +279,7 @@ static void test_persist_crash(const char *logs)
 				if (stress_now_ns() - t0 > max_wait)
 					max_wait = stress_now_ns() - t0;
 				if (r < 0) {
-					stress_fail("round %u: waiting 10 s for version %" PRIu64 " to be saved: "
+					CHECK_FAIL("round %u: waiting 10 s for version %" PRIu64 " to be saved: "
 						    "%s", round, w[0].seq, pbus_strerror(r));
 					break;
 				}
@@ -309,22 +309,22 @@ static void test_persist_crash(const char *logs)
 		r = parse_state(state, &file_counter, file_label, sizeof(file_label));
 		have_file = r == 0;
 		if (r == -EBADMSG)
-			stress_fail("round %u: the state file is damaged after the kill", round);
+			CHECK_FAIL("round %u: the state file is damaged after the kill", round);
 		else if (r == -ENOENT)
-			STRESS_CHECK(acked == 0, "round %u: no state file, but %lld was acknowledged",
+			CHECK_MSG(acked == 0, "round %u: no state file, but %lld was acknowledged",
 				     round, acked);
-		if (stress_current_failed())
+		if (pbus_check_case_failed())
 			break;
 	}
-	STRESS_CHECK(done >= rounds, "only %u of %u rounds ran", done, rounds);
-	STRESS_CHECK(done < rounds || mid_save > 0,
+	CHECK_MSG(done >= rounds, "only %u of %u rounds ran", done, rounds);
+	CHECK_MSG(done < rounds || mid_save > 0,
 		     "no kill of %u hit a save in progress: the crash case was not exercised", done);
 	stress_note("persist-crash: %u kills in %.1f s (seed %" PRIu64 "), %u of them during a save "
 		    "(a temporary file left behind); %" PRIu64 " writes, %u waits for the save, the "
 		    "longest %.1f ms; last acknowledged %lld, last written %lld",
 		    done, (double)(stress_now_ns() - t_begin) / 1e9, opts->seed, mid_save, k, waits,
 		    (double)max_wait / 1e6, acked, written_max);
-	stress_end();
+	pbus_check_end();
 }
 
 /* --- the bad state files ---------------------------------------------------- */
@@ -339,7 +339,7 @@ static void test_corrupt_file(const char *logs)
 	pid_t pbusd;
 	int r;
 
-	stress_begin("persist-corrupt-file");
+	pbus_check_begin("persist-corrupt-file");
 	snprintf(instance, sizeof(instance), "persist-corrupt-%d", (int)getpid());
 	snprintf(state, sizeof(state), "%s/%s.state", dir, instance);
 	snprintf(corrupt, sizeof(corrupt), "%s.corrupt", state);
@@ -353,14 +353,14 @@ static void test_corrupt_file(const char *logs)
 		r = pbus_param_wait_saved(c.counter, pbus_param_seq(c.counter), 10 * STRESS_NS_PER_S);
 	pbus_table_close(c.t);
 	c.t = NULL;
-	STRESS_CHECK(r == 0, "setup: %s", pbus_strerror(r));
-	STRESS_CHECK(stress_terminate(pbusd, 10) == 0, "pbusd did not exit cleanly");
+	CHECK_MSG(r == 0, "setup: %s", pbus_strerror(r));
+	CHECK_MSG(stress_terminate(pbusd, 10) == 0, "pbusd did not exit cleanly");
 
 	/* Flip one byte of the saved number: 1234567 -> 1234467. */
 	before = stress_read_file(state, NULL);
 	hit = before ? strstr(before, "counter=1234567") : NULL;
 	if (!hit) {
-		stress_fail("the state file does not hold counter=1234567");
+		CHECK_FAIL("the state file does not hold counter=1234567");
 		goto out;
 	}
 	hit[8 + 4] ^= 0x01;
@@ -368,21 +368,21 @@ static void test_corrupt_file(const char *logs)
 		FILE *f = fopen(state, "w");
 
 		if (!f || fputs(before, f) < 0 || fclose(f) != 0)
-			stress_fail("cannot rewrite %s", state);
+			CHECK_FAIL("cannot rewrite %s", state);
 	}
 	snprintf(log, sizeof(log), "%s/corrupt-2.log", logs);
 	if ((pbusd = start("persist.pbs", instance, dir, log, NULL)) < 0)
 		goto out;
-	STRESS_CHECK(stress_file_contains(log, "damaged"), "pbusd did not report the damaged file");
+	CHECK_MSG(stress_file_contains(log, "damaged"), "pbusd did not report the damaged file");
 	aside = stress_read_file(corrupt, NULL);
-	STRESS_CHECK(aside && !strcmp(aside, before), "the damaged file was not kept aside "
+	CHECK_MSG(aside && !strcmp(aside, before), "the damaged file was not kept aside "
 		     "unchanged as %s", corrupt);
 	r = client_open(instance, &c);
 	if (r == 0)
 		r = get_counter(c.counter, &got);
-	STRESS_CHECK(r == PBUS_STATUS_OK && got == 0, "counter after the damaged file: %lld "
+	CHECK_MSG(r == PBUS_STATUS_OK && got == 0, "counter after the damaged file: %lld "
 		     "(status %d), expected the default 0", got, r);
-	STRESS_CHECK(pbus_table_state(c.t) == PBUS_TABLE_LIVE, "pbusd is not serving");
+	CHECK_MSG(pbus_table_state(c.t) == PBUS_TABLE_LIVE, "pbusd is not serving");
 	/* And it saves again. */
 	r = pbus_param_set_int64(c.counter, 77);
 	if (r == 0)
@@ -391,16 +391,16 @@ static void test_corrupt_file(const char *logs)
 		long long fc = -1;
 		char fl[128];
 
-		STRESS_CHECK(r == 0 && parse_state(state, &fc, fl, sizeof(fl)) == 0 && fc == 77,
+		CHECK_MSG(r == 0 && parse_state(state, &fc, fl, sizeof(fl)) == 0 && fc == 77,
 			     "no good save after the restart (%s, file counter %lld)", pbus_strerror(r),
 			     fc);
 	}
 	pbus_table_close(c.t);
-	STRESS_CHECK(stress_terminate(pbusd, 10) == 0, "pbusd did not exit cleanly");
+	CHECK_MSG(stress_terminate(pbusd, 10) == 0, "pbusd did not exit cleanly");
 out:
 	free(before);
 	free(aside);
-	stress_end();
+	pbus_check_end();
 }
 
 static void test_unknown_and_range(const char *logs)
@@ -415,47 +415,47 @@ static void test_unknown_and_range(const char *logs)
 	snprintf(instance, sizeof(instance), "persist-schema-%d", (int)getpid());
 	snprintf(state, sizeof(state), "%s/%s.state", dir, instance);
 
-	stress_begin("persist-unknown-param");
+	pbus_check_begin("persist-unknown-param");
 	write_state(state, instance, "ghost=5\ncounter=10\nlabel=kept\n");
 	snprintf(log, sizeof(log), "%s/unknown.log", logs);
 	if ((pbusd = start("persist.pbs", instance, dir, log, NULL)) >= 0) {
-		STRESS_CHECK(stress_file_contains(log, "'ghost'") &&
+		CHECK_MSG(stress_file_contains(log, "'ghost'") &&
 			     stress_file_contains(log, "warning"),
 			     "no warning naming 'ghost' in the log %s", log);
-		STRESS_CHECK(!stress_file_contains(log, "damaged"), "pbusd called the file damaged");
+		CHECK_MSG(!stress_file_contains(log, "damaged"), "pbusd called the file damaged");
 		r = client_open(instance, &c);
 		if (r == 0)
 			r = get_counter(c.counter, &got);
-		STRESS_CHECK(r == PBUS_STATUS_OK && got == 10, "counter %lld (status %d), saved 10",
+		CHECK_MSG(r == PBUS_STATUS_OK && got == 10, "counter %lld (status %d), saved 10",
 			     got, r);
 		r = pbus_param_get_string(c.label, label, sizeof(label));
-		STRESS_CHECK(r == PBUS_STATUS_OK && !strcmp(label, "kept"), "label '%s', saved 'kept'",
+		CHECK_MSG(r == PBUS_STATUS_OK && !strcmp(label, "kept"), "label '%s', saved 'kept'",
 			     label);
 		pbus_table_close(c.t);
-		STRESS_CHECK(stress_terminate(pbusd, 10) == 0, "pbusd did not exit cleanly");
+		CHECK_MSG(stress_terminate(pbusd, 10) == 0, "pbusd did not exit cleanly");
 	}
-	stress_end();
+	pbus_check_end();
 
-	stress_begin("persist-out-of-range");
+	pbus_check_begin("persist-out-of-range");
 	write_state(state, instance, "counter=500\nlabel=also%20kept\n");
 	snprintf(log, sizeof(log), "%s/range.log", logs);
 	if ((pbusd = start("persist-narrow.pbs", instance, dir, log, NULL)) >= 0) {
-		STRESS_CHECK(stress_file_contains(log, "'counter' = '500'") &&
+		CHECK_MSG(stress_file_contains(log, "'counter' = '500'") &&
 			     stress_file_contains(log, "keeping the default"),
 			     "no warning about counter=500 keeping the default in %s", log);
 		r = client_open(instance, &c);
 		got = -1;
 		if (r == 0)
 			r = get_counter(c.counter, &got);
-		STRESS_CHECK(r == PBUS_STATUS_OK && got == 42, "counter %lld (status %d): the new "
+		CHECK_MSG(r == PBUS_STATUS_OK && got == 42, "counter %lld (status %d): the new "
 			     "schema's range is 0..100, its default 42", got, r);
 		r = pbus_param_get_string(c.label, label, sizeof(label));
-		STRESS_CHECK(r == PBUS_STATUS_OK && !strcmp(label, "also kept"),
+		CHECK_MSG(r == PBUS_STATUS_OK && !strcmp(label, "also kept"),
 			     "label '%s', saved 'also kept'", label);
 		pbus_table_close(c.t);
-		STRESS_CHECK(stress_terminate(pbusd, 10) == 0, "pbusd did not exit cleanly");
+		CHECK_MSG(stress_terminate(pbusd, 10) == 0, "pbusd did not exit cleanly");
 	}
-	stress_end();
+	pbus_check_end();
 }
 
 static void test_second_pbusd(const char *logs)
@@ -467,7 +467,7 @@ static void test_second_pbusd(const char *logs)
 	pid_t first, second;
 	int status = 0, r;
 
-	stress_begin("persist-second-pbusd");
+	pbus_check_begin("persist-second-pbusd");
 	snprintf(instance, sizeof(instance), "persist-second-%d", (int)getpid());
 	snprintf(log1, sizeof(log1), "%s/first.log", logs);
 	snprintf(log2, sizeof(log2), "%s/second.log", logs);
@@ -475,41 +475,41 @@ static void test_second_pbusd(const char *logs)
 	if ((first = start("persist.pbs", instance, dir, log1, NULL)) < 0)
 		goto out;
 	if ((r = client_open(instance, &c)) < 0) {
-		stress_fail("open: %s", pbus_strerror(r));
+		CHECK_FAIL("open: %s", pbus_strerror(r));
 		goto out;
 	}
 	id_before = c.t->header->instance_id;
 	second = stress_pbusd_start(opts, schema, instance, dir, log2, NULL, 30, &status);
 	if (second >= 0) {
-		stress_fail("a second pbusd for the same instance started");
+		CHECK_FAIL("a second pbusd for the same instance started");
 		stress_kill_wait(second);
 	} else {
-		STRESS_CHECK(second == -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		CHECK_MSG(second == -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
 			     "the second pbusd ended with %s, not exit 1", stress_status_text(status));
-		STRESS_CHECK(stress_file_contains(log2, "already served"),
+		CHECK_MSG(stress_file_contains(log2, "already served"),
 			     "the second pbusd did not say the instance is already served (log %s)",
 			     log2);
 	}
 	/* The first is unaffected: alive, same segment, still saving. */
-	STRESS_CHECK(kill(first, 0) == 0 && stress_wait_pid(first, 0, &status) == -ETIMEDOUT,
+	CHECK_MSG(kill(first, 0) == 0 && stress_wait_pid(first, 0, &status) == -ETIMEDOUT,
 		     "the first pbusd is gone");
-	STRESS_CHECK(pbus_table_state(c.t) == PBUS_TABLE_LIVE, "the first segment is no longer live");
+	CHECK_MSG(pbus_table_state(c.t) == PBUS_TABLE_LIVE, "the first segment is no longer live");
 	{
 		struct pbus_table *t2 = NULL;
 
 		r = pbus_table_open(instance, PBUS_OPEN_READ, &t2);
-		STRESS_CHECK(r == 0 && t2->header->instance_id == id_before,
+		CHECK_MSG(r == 0 && t2->header->instance_id == id_before,
 			     "the published segment changed (%s)", pbus_strerror(r));
 		pbus_table_close(t2);
 	}
 	r = pbus_param_set_int64(c.counter, 99);
 	if (r == 0)
 		r = pbus_param_wait_saved(c.counter, pbus_param_seq(c.counter), 10 * STRESS_NS_PER_S);
-	STRESS_CHECK(r == 0, "the first pbusd no longer saves: %s", pbus_strerror(r));
+	CHECK_MSG(r == 0, "the first pbusd no longer saves: %s", pbus_strerror(r));
 	pbus_table_close(c.t);
-	STRESS_CHECK(stress_terminate(first, 10) == 0, "the first pbusd did not exit cleanly");
+	CHECK_MSG(stress_terminate(first, 10) == 0, "the first pbusd did not exit cleanly");
 out:
-	stress_end();
+	pbus_check_end();
 }
 
 int main(int argc, char **argv)

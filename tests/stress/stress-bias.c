@@ -70,9 +70,9 @@ static int make_schema(void)
 		n += (size_t)snprintf(text + n, size - n, "param d%04u double class=live\n", i);
 	r = pbus_schema_parse(text, n, "stress-bias", err, sizeof(err), &schema);
 	if (r < 0) {
-		stress_begin("bias-threads");
-		stress_fail("schema: %s", err);
-		stress_end();
+		pbus_check_begin("bias-threads");
+		CHECK_FAIL("schema: %s", err);
+		pbus_check_end();
 	}
 	free(text);
 	return r;
@@ -86,7 +86,7 @@ static struct pbus_table *new_instance(void)
 	if (r == 0)
 		r = pbus_instance_publish(owner);
 	if (r < 0) {
-		stress_fail("instance: %s", pbus_strerror(r));
+		CHECK_FAIL("instance: %s", pbus_strerror(r));
 		if (owner)
 			pbus_instance_remove(owner);
 		return NULL;
@@ -218,9 +218,9 @@ static void test_bias_threads(const struct stress_options *o)
 	int64_t stop_at = stress_now_ns() + (int64_t)(o->seconds * 1e9);
 	unsigned rounds = 0, both = 0, instances = 0;
 
-	stress_begin("bias-threads");
+	pbus_check_begin("bias-threads");
 	pthread_create(&thread, NULL, thread_b_main, &b);
-	while (!stress_current_failed() && (rounds == 0 || stress_now_ns() < stop_at)) {
+	while (!pbus_check_case_failed() && (rounds == 0 || stress_now_ns() < stop_at)) {
 		const struct pbus_param *p;
 		unsigned k = rounds % NDOUBLES;
 		uint32_t r;
@@ -233,7 +233,7 @@ static void test_bias_threads(const struct stress_options *o)
 			t = NULL;
 			owner = new_instance();
 			if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &t) < 0) {
-				stress_fail("cannot open the instance");
+				CHECK_FAIL("cannot open the instance");
 				break;
 			}
 			instances++;
@@ -247,11 +247,11 @@ static void test_bias_threads(const struct stress_options *o)
 		while (__atomic_load_n(&rs.acked, __ATOMIC_ACQUIRE) != r)
 			sched_yield();
 		if (pbus_param_seq(p) != a.writes_in_round + b.st.writes_in_round)
-			stress_fail("round %u: final version %" PRIu64 ", but %" PRIu64
+			CHECK_FAIL("round %u: final version %" PRIu64 ", but %" PRIu64
 				    " writes completed (an update was lost)",
 				    rounds, pbus_param_seq(p), a.writes_in_round + b.st.writes_in_round);
 		if (*pbus_param_lock(p) != PBUS_LOCK_SHARED)
-			stress_fail("round %u: both threads wrote, but the lock word is 0x%" PRIx64,
+			CHECK_FAIL("round %u: both threads wrote, but the lock word is 0x%" PRIx64,
 				    rounds, *pbus_param_lock(p));
 		both++;
 		rounds++;
@@ -259,9 +259,9 @@ static void test_bias_threads(const struct stress_options *o)
 	__atomic_store_n(&rs.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(thread, NULL);
 	if (a.bad)
-		stress_fail("writer A: %" PRIu64 " errors, first: %s", a.bad, a.first_error);
+		CHECK_FAIL("writer A: %" PRIu64 " errors, first: %s", a.bad, a.first_error);
 	if (b.st.bad)
-		stress_fail("writer B: %" PRIu64 " errors, first: %s", b.st.bad, b.st.first_error);
+		CHECK_FAIL("writer B: %" PRIu64 " errors, first: %s", b.st.bad, b.st.first_error);
 	stress_note("bias-threads: %u rounds on %u instances, each a bias revoked while its owner "
 		    "wrote on; %" PRIu64 " writes",
 		    rounds, instances, a.writes + b.st.writes);
@@ -269,7 +269,7 @@ static void test_bias_threads(const struct stress_options *o)
 	pbus_table_close(t);
 	if (owner)
 		pbus_instance_remove(owner);
-	stress_end();
+	pbus_check_end();
 }
 
 /* --- bias-crash ------------------------------------------------------------- */
@@ -341,7 +341,7 @@ static void test_bias_crash(const struct stress_options *o)
 	pid_t reader;
 	int status;
 
-	stress_begin("bias-crash");
+	pbus_check_begin("bias-crash");
 	stress_rng_seed(&rng, o->seed);
 	cs = stress_shared_alloc(sizeof(*cs));
 	/* One instance, one fresh parameter per round. */
@@ -349,17 +349,17 @@ static void test_bias_crash(const struct stress_options *o)
 		rounds = NPARAMS;
 	owner = new_instance();
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &t) < 0) {
-		stress_fail("cannot open the instance");
-		stress_end();
+		CHECK_FAIL("cannot open the instance");
+		pbus_check_end();
 		return;
 	}
 	reader = stress_fork(reader_main, NULL);
 	if (stress_wait_at_least(&cs->reader_ready, 1, 10 * STRESS_NS_PER_S) < 0)
-		stress_fail("the reader did not start");
+		CHECK_FAIL("the reader did not start");
 	/* A kill lands mid-write a few times in a hundred: go on (one fresh
 	 * parameter per round) until one has, so that the case is tested. */
 	for (unsigned round = 0; (round < rounds || (mid_write == 0 && round < NPARAMS)) &&
-				 !stress_current_failed();
+				 !pbus_check_case_failed();
 	     round++) {
 		const struct pbus_param *p;
 		uint64_t words[VALUE_WORDS], lock, writing;
@@ -373,20 +373,20 @@ static void test_bias_crash(const struct stress_options *o)
 		__atomic_store_n(&cs->victim_writes, 0, __ATOMIC_RELEASE);
 		v = stress_fork(victim_main, NULL);
 		if (stress_wait_at_least(&cs->victim_writes, 1, 10 * STRESS_NS_PER_S) < 0) {
-			stress_fail("round %u: the victim made no write in 10 s", round);
+			CHECK_FAIL("round %u: the victim made no write in 10 s", round);
 			stress_kill_wait(v);
 			break;
 		}
 		stress_sleep_ns((int64_t)stress_rng_range(&rng, 0, 500) * 1000);
 		kill(v, SIGKILL);
 		if (stress_wait_pid(v, 10, &status) < 0 || !WIFSIGNALED(status)) {
-			stress_fail("round %u: the victim ended with %s", round, stress_status_text(status));
+			CHECK_FAIL("round %u: the victim ended with %s", round, stress_status_text(status));
 			break;
 		}
 		lock = __atomic_load_n(pbus_param_lock(p), __ATOMIC_ACQUIRE);
 		writing = __atomic_load_n(&t->aux[round].writing, __ATOMIC_ACQUIRE);
 		if ((lock & PBUS_LOCK_STATE_MASK) != PBUS_LOCK_BIASED || pbus_token_tid(lock) != (uint32_t)v)
-			stress_fail("round %u: the victim did not hold the bias (lock word 0x%" PRIx64 ")",
+			CHECK_FAIL("round %u: the victim did not hold the bias (lock word 0x%" PRIx64 ")",
 				    round, lock);
 		mid_write += writing != 0 && pbus_token_tid(writing) == (uint32_t)v;
 		/* Revoke the dead owner's bias with a write of our own. */
@@ -396,31 +396,31 @@ static void test_bias_crash(const struct stress_options *o)
 		if (stress_now_ns() - t0 > slowest)
 			slowest = stress_now_ns() - t0;
 		if (r < 0 || stress_now_ns() - t0 > STRESS_NS_PER_S)
-			stress_fail("round %u: the write after the kill: %s in %.1f ms", round,
+			CHECK_FAIL("round %u: the write after the kill: %s in %.1f ms", round,
 				    pbus_strerror(r), (double)(stress_now_ns() - t0) / 1e6);
 		memset(words, 0, sizeof(words));
 		if (pbus_param_read(p, words, sizeof(words), &s) < 0 || words[0] != ((uint64_t)4 << 48 | round) ||
 		    check_value(words, &s))
-			stress_fail("round %u: our write does not read back", round);
+			CHECK_FAIL("round %u: our write does not read back", round);
 		lock = __atomic_load_n(pbus_param_lock(p), __ATOMIC_ACQUIRE);
 		if (lock != (PBUS_LOCK_BIASED | pbus_thread_token()))
-			stress_fail("round %u: the dead owner's bias did not pass to us (lock word 0x%" PRIx64
+			CHECK_FAIL("round %u: the dead owner's bias did not pass to us (lock word 0x%" PRIx64
 				    ")", round, lock);
 		done++;
 	}
 	__atomic_store_n(&cs->stop, 1, __ATOMIC_RELEASE);
 	if (stress_wait_pid(reader, 30, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		stress_fail("the reader: %s", stress_status_text(status));
+		CHECK_FAIL("the reader: %s", stress_status_text(status));
 	if (cs->bad)
-		stress_fail("the reader: %" PRIu64 " errors, first: %s", cs->bad, cs->first_error);
+		CHECK_FAIL("the reader: %" PRIu64 " errors, first: %s", cs->bad, cs->first_error);
 	if (done >= rounds && mid_write == 0)
-		stress_fail("none of %u kills hit the owner in the middle of a write", done);
+		CHECK_FAIL("none of %u kills hit the owner in the middle of a write", done);
 	stress_note("bias-crash: %u owners killed, %u of them in the middle of a biased write; slowest "
 		    "revocation of a dead owner %.2f ms; %" PRIu64 " reads",
 		    done, mid_write, (double)slowest / 1e6, cs->reads);
 	pbus_table_close(t);
 	pbus_instance_remove(owner);
-	stress_end();
+	pbus_check_end();
 }
 
 int main(int argc, char **argv)

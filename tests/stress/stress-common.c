@@ -46,33 +46,8 @@ static struct janitor_page *janitor;
 static pid_t janitor_pid = -1, main_pid;
 static int janitor_fd = -1;
 static const char *binary_name = "stress";
-static char current[128];
-static bool in_test;
-static unsigned current_failures, failed_tests, passed_tests;
 
 /* --- Results ---------------------------------------------------------------- */
-
-void stress_begin(const char *name)
-{
-	snprintf(current, sizeof(current), "%s", name);
-	in_test = true;
-	current_failures = 0;
-}
-
-void stress_fail(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (current_failures++ == 0)
-		printf("FAIL: stress/%s: %s\n", current, msg);
-	else
-		printf("# also: %s\n", msg);
-	fflush(stdout);
-}
 
 void stress_note(const char *fmt, ...)
 {
@@ -84,26 +59,6 @@ void stress_note(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
-}
-
-bool stress_current_failed(void)
-{
-	return current_failures > 0;
-}
-
-bool stress_end(void)
-{
-	bool ok = current_failures == 0;
-
-	if (ok) {
-		printf("PASS: stress/%s\n", current);
-		passed_tests++;
-	} else {
-		failed_tests++;
-	}
-	fflush(stdout);
-	in_test = false;
-	return ok;
 }
 
 /* --- Cleanup ---------------------------------------------------------------- */
@@ -193,7 +148,7 @@ static void watchdog(int sig)
 
 	(void)sig;
 	n = snprintf(msg, sizeof(msg), "FAIL: stress/%s: watchdog: the test did not finish in time\n",
-		     in_test ? current : binary_name);
+		     pbus_check_state.in_case ? pbus_check_state.name : binary_name);
 	if (n > 0)
 		(void)!write(STDOUT_FILENO, msg, (size_t)n);
 	_exit(1);
@@ -276,7 +231,7 @@ int stress_exit(void)
 		close(janitor_fd);
 		waitpid(janitor_pid, NULL, 0);
 	}
-	return failed_tests ? 1 : 0;
+	return pbus_check_exit();
 }
 
 /* --- Options ---------------------------------------------------------------- */
@@ -316,6 +271,7 @@ void stress_init(const char *binary, int argc, char **argv, double default_secon
 	int c, fds[2];
 
 	binary_name = binary;
+	pbus_check_suite("stress");
 	memset(ret, 0, sizeof(*ret));
 	ret->scale = env && *env ? strtod(env, NULL) : 1.0;
 	ret->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stress-common.h: what the stress tests share: options (duration, scale,
- * the pbusd binary, fixtures), result lines in the form `make test` counts
- * ("PASS: stress/<name>" / "FAIL: stress/<name>: <reason>"), a janitor
+ * the pbusd binary, fixtures), the suite's name for pbus-check.h's result
+ * lines ("PASS: stress/<name>" / "FAIL: stress/<name>: <reason>"), a janitor
  * process that kills what a test started and removes its shared-memory
  * objects and temporary directories even if the test itself dies, starting
  * pbusd and waiting for its READY notification, shared memory between the
@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "pbus-check.h"
 
 #define STRESS_NS_PER_MS INT64_C(1000000)
 #define STRESS_NS_PER_S INT64_C(1000000000)
@@ -41,25 +43,13 @@ unsigned stress_scaled(const struct stress_options *o, unsigned count, unsigned 
 
 /* --- Results -------------------------------------------------------------- */
 
-/* Begin sub-test @name (printed as "stress/<name>"). */
-void stress_begin(const char *name);
-/* Record a failure of the current sub-test; the first one becomes the FAIL
- * line's reason, later ones are printed as "# " detail lines. */
-void stress_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The cases are pbus-check.h's (suite "stress"): pbus_check_begin(),
+ * CHECK_MSG(), CHECK_FAIL(), pbus_check_end(). */
+
 /* Print "# " + text: a measurement or note that is not a result line. */
 void stress_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Has the current sub-test failed so far? */
-bool stress_current_failed(void);
-/* End the current sub-test: prints PASS or FAIL; returns true if it passed. */
-bool stress_end(void);
-/* Clean up and return the exit status: 0 if every sub-test passed. */
+/* Clean up and return the exit status: 0 if every case passed. */
 int stress_exit(void);
-
-#define STRESS_CHECK(cond, ...)                                                   \
-	do {                                                                      \
-		if (!(cond))                                                      \
-			stress_fail(__VA_ARGS__);                                 \
-	} while (0)
 
 /* --- Cleanup ---------------------------------------------------------------- */
 

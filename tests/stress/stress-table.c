@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 	int status, r;
 
 	stress_init("stress-table", argc, argv, 10.0, 60.0, &o);
-	stress_begin("stress-table");
+	pbus_check_begin("stress-table");
 	snprintf(instance, sizeof(instance), "stress-table-%d", (int)getpid());
 	snprintf(schema, sizeof(schema), "%s/stress.pbs", o.fixtures);
 	state_dir = stress_make_temp_dir("stress-table");
@@ -124,8 +124,8 @@ int main(int argc, char **argv)
 
 	pbusd = stress_pbusd_start(&o, schema, instance, state_dir, NULL, NULL, 20, &status);
 	if (pbusd < 0) {
-		stress_fail("pbusd did not start (%s)", stress_status_text(status));
-		stress_end();
+		CHECK_FAIL("pbusd did not start (%s)", stress_status_text(status));
+		pbus_check_end();
 		return stress_exit();
 	}
 	r = pbus_table_open(instance, PBUS_OPEN_WRITE, &t);
@@ -134,8 +134,8 @@ int main(int argc, char **argv)
 	if (r == 0)
 		r = sv_write_initial(&setup);
 	if (r < 0) {
-		stress_fail("setup: %s", pbus_strerror(r));
-		stress_end();
+		CHECK_FAIL("setup: %s", pbus_strerror(r));
+		pbus_check_end();
 		return stress_exit();
 	}
 
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 		pids[i] = stress_fork(child, &args[i]);
 	}
 	if (stress_wait_at_least(&sh->ready, WORKERS, 30 * STRESS_NS_PER_S) < 0)
-		stress_fail("only %u of %d workers got ready in 30 s", sh->ready, WORKERS);
+		CHECK_FAIL("only %u of %d workers got ready in 30 s", sh->ready, WORKERS);
 	sh->start_ns = stress_now_ns() + 20 * STRESS_NS_PER_MS;
 	sh->end_ns = sh->start_ns + (int64_t)(o.seconds * 1e9);
 	stress_add_wake(&sh->go, 1);
@@ -152,12 +152,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < WORKERS; i++) {
 		/* Liveness is generous; correctness is not. */
 		if (stress_wait_pid(pids[i], o.seconds + 60, &status) < 0) {
-			stress_fail("worker %d did not finish %.0f s after the end", i, 60.0);
+			CHECK_FAIL("worker %d did not finish %.0f s after the end", i, 60.0);
 			__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 			status = stress_kill_wait(pids[i]);
 		}
 		if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1))
-			stress_fail("%s %d: %s", i < WRITERS ? "writer" : "reader", i,
+			CHECK_FAIL("%s %d: %s", i < WRITERS ? "writer" : "reader", i,
 				    stress_status_text(status));
 	}
 
@@ -175,9 +175,9 @@ int main(int argc, char **argv)
 		snprintf(who, sizeof(who), "%s %d", i < WRITERS ? "writer" : "reader",
 			 i < WRITERS ? i + 1 : i - WRITERS + 1);
 		if (st->bad)
-			stress_fail("%s: %" PRIu64 " errors, first: %s", who, st->bad, st->first_error);
+			CHECK_FAIL("%s: %" PRIu64 " errors, first: %s", who, st->bad, st->first_error);
 		if (st->ops == 0)
-			stress_fail("%s made no operation", who);
+			CHECK_FAIL("%s made no operation", who);
 		m = sv_check_windows(who, windows + (size_t)i * nwin, window_cpu + (size_t)i * nwin, nwin,
 				     WORKERS);
 		if (i < WRITERS) {
@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 		uint64_t seq = pbus_param_seq(setup.params[i]);
 
 		if (seq != 1 + writes)
-			stress_fail("%s: final version %" PRIu64 ", but 1 + %" PRIu64 " writes completed",
+			CHECK_FAIL("%s: final version %" PRIu64 ", but 1 + %" PRIu64 " writes completed",
 				    names[i], seq, writes);
 	}
 	stress_note("stress-table: %.1f s, 2 writers + 4 readers; writes %" PRIu64 " (%.0f/s: %"
@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 		    min_writer_window);
 	pbus_table_close(t);
 	if (stress_terminate(pbusd, 10) != 0)
-		stress_fail("pbusd did not exit cleanly on SIGTERM");
-	stress_end();
+		CHECK_FAIL("pbusd did not exit cleanly on SIGTERM");
+	pbus_check_end();
 	return stress_exit();
 }

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	int r;
 
 	stress_init("stress-threads", argc, argv, 4.0, 60.0, &o);
-	stress_begin("stress-threads");
+	pbus_check_begin("stress-threads");
 	snprintf(instance, sizeof(instance), "stress-threads-%d", (int)getpid());
 	snprintf(schema_path, sizeof(schema_path), "%s/stress.pbs", o.fixtures);
 	stress_track_instance(instance);
@@ -95,8 +95,8 @@ int main(int argc, char **argv)
 	if (r == 0)
 		r = sv_write_initial(&setup);
 	if (r < 0) {
-		stress_fail("setup: %s %s", pbus_strerror(r), error);
-		stress_end();
+		CHECK_FAIL("setup: %s %s", pbus_strerror(r), error);
+		pbus_check_end();
 		return stress_exit();
 	}
 
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 		k->w.nwin = nwin;
 		k->w.stats = &stats[i];
 		if (pthread_create(&threads[i], NULL, run, k) != 0) {
-			stress_fail("pthread_create failed");
+			CHECK_FAIL("pthread_create failed");
 			return stress_exit();
 		}
 	}
@@ -137,9 +137,9 @@ int main(int argc, char **argv)
 		snprintf(who, sizeof(who), "%s thread %d", i < WRITERS ? "writer" : "reader",
 			 i < WRITERS ? i + 1 : i - WRITERS + 1);
 		if (st->bad)
-			stress_fail("%s: %" PRIu64 " errors, first: %s", who, st->bad, st->first_error);
+			CHECK_FAIL("%s: %" PRIu64 " errors, first: %s", who, st->bad, st->first_error);
 		if (st->ops == 0)
-			stress_fail("%s made no operation", who);
+			CHECK_FAIL("%s made no operation", who);
 		m = sv_check_windows(who, windows + (size_t)i * nwin, window_cpu + (size_t)i * nwin, nwin,
 				     WORKERS);
 		if (m < min_window)
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 		uint64_t seq = pbus_param_seq(setup.params[i]);
 
 		if (seq != 1 + writes)
-			stress_fail("%s: final version %" PRIu64 ", but 1 + %" PRIu64 " writes completed",
+			CHECK_FAIL("%s: final version %" PRIu64 ", but 1 + %" PRIu64 " writes completed",
 				    names[i], seq, writes);
 	}
 	stress_note("stress-threads: %.1f s, 2 writer + 4 reader threads; writes %" PRIu64
@@ -174,6 +174,6 @@ int main(int argc, char **argv)
 	pbus_schema_free(schema);
 	free(windows);
 	free(window_cpu);
-	stress_end();
+	pbus_check_end();
 	return stress_exit();
 }

@@ -543,7 +543,7 @@ uint64_t sv_check_windows(const char *who, const uint32_t *windows, const int64_
 					continue;
 				}
 			}
-			stress_fail("%s made no operation in the %.0f ms window %u (%.1f-%.1f s)%s", who,
+			CHECK_FAIL("%s made no operation in the %.0f ms window %u (%.1f-%.1f s)%s", who,
 				    (double)SV_WINDOW_NS / 1e6, i, (double)(i * SV_WINDOW_NS) / 1e9,
 				    (double)((i + 1) * SV_WINDOW_NS) / 1e9, cpu);
 		}

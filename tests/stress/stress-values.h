@@ -131,7 +131,7 @@ int sv_write_initial(const struct sv_worker *w);
 int sv_writer_run(struct sv_worker *w);
 int sv_reader_run(struct sv_worker *w);
 
-/* Check the per-window counts of a finished worker: records a stress_fail
+/* Check the per-window counts of a finished worker: records a CHECK_FAIL
  * for each window without an operation in which the worker was running
  * (@workers processes or threads share the CPUs; a worker that got under a
  * quarter of its fair share across the gap was descheduled, which is

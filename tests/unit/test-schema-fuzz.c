@@ -19,7 +19,7 @@
 
 #include "../../lib/segment-internal.h"
 #include "../../lib/table-internal.h"
-#include "check.h"
+#include "pbus-check.h"
 
 static const char *const seeds[] = {
 	"pbus-schema 1\ninterface com.example.T 2.3\n"
@@ -127,7 +127,7 @@ static void fuzz_loader(void)
 			/* Every accepted schema builds a valid segment (one in 16,
 			 * to keep the run short: creating a segment makes files). */
 			if (i % 16 == 0 && pbus_instance_create(instance, s, NULL, &t) == 0) {
-				CHECK_EQ_INT(pbus_segment_validate(t->base, t->size), 0);
+				CHECK_EQ(pbus_segment_validate(t->base, t->size), 0);
 				pbus_instance_remove(t);
 				built++;
 			}
@@ -135,8 +135,7 @@ static void fuzz_loader(void)
 		} else {
 			refused++;
 			if (r != -EINVAL || s || !err[0] || strchr(err, '\n') || strncmp(err, "fuzz.pbs:", 9)) {
-				printf("  iteration %ld: r=%d error '%s'\n", i, r, err);
-				check_failures_in_case++;
+				CHECK_FAIL("iteration %ld: r=%d error '%s'", i, r, err);
 			}
 		}
 	}
@@ -147,7 +146,7 @@ static void fuzz_loader(void)
 
 int main(void)
 {
-	check_suite = "unit/schema-fuzz";
+	pbus_check_suite("unit/schema-fuzz");
 	RUN_CASE(fuzz_loader);
 	CHECK_EXIT();
 }

@@ -9,7 +9,7 @@
 #include <parambus/schema.h>
 
 #include "../../lib/schema-internal.h"
-#include "check.h"
+#include "pbus-check.h"
 
 static const char good[] =
 	"# AUTO-GENERATED banner\n"
@@ -30,29 +30,29 @@ static void parse_good(void)
 	char err[256];
 	int r = pbus_schema_parse(good, sizeof(good) - 1, "good.pbs", err, sizeof(err), &s);
 
-	CHECK_EQ_INT(r, 0);
+	CHECK_EQ(r, 0);
 	if (r < 0) {
 		printf("  %s\n", err);
 		return;
 	}
-	CHECK_EQ_INT(pbus_schema_param_count(s), 6);
+	CHECK_EQ(pbus_schema_param_count(s), 6);
 	CHECK_EQ_STR(s->interface, "com.example.T");
-	CHECK_EQ_INT(s->major, 2);
-	CHECK_EQ_INT(s->minor, 3);
+	CHECK_EQ(s->major, 2);
+	CHECK_EQ(s->minor, 3);
 	CHECK_EQ_STR(s->params[0].description, "Voltage setpoint");
 	CHECK_EQ_STR(s->params[0].group, "instrument");
-	CHECK_EQ_INT(s->params[0].ti.flags & PBUS_PARAM_PERSISTENT, PBUS_PARAM_PERSISTENT);
+	CHECK_EQ(s->params[0].ti.flags & PBUS_PARAM_PERSISTENT, PBUS_PARAM_PERSISTENT);
 	CHECK(s->params[0].ti.max.d == 30.0);
-	CHECK_EQ_INT(s->params[1].default_length, 11);
+	CHECK_EQ(s->params[1].default_length, 11);
 	CHECK(memcmp(s->params[1].default_value, "hello world", 11) == 0);
-	CHECK_EQ_INT(s->params[1].update_class, PBUS_UPDATE_CONSTANT);
-	CHECK_EQ_INT(s->params[2].ti.enum_count, 3);
-	CHECK_EQ_INT(*(int32_t *)(void *)s->params[2].default_value, 1);
-	CHECK_EQ_INT(s->params[3].ti.min.i, -5);
-	CHECK_EQ_INT(s->params[4].default_length, 4);
-	CHECK_EQ_INT(s->params[4].default_value[1], 0xff);
-	CHECK_EQ_INT(s->params[5].ti.value_size, 8);
-	CHECK_EQ_INT(s->params[5].default_length, 6);
+	CHECK_EQ(s->params[1].update_class, PBUS_UPDATE_CONSTANT);
+	CHECK_EQ(s->params[2].ti.enum_count, 3);
+	CHECK_EQ(*(int32_t *)(void *)s->params[2].default_value, 1);
+	CHECK_EQ(s->params[3].ti.min.i, -5);
+	CHECK_EQ(s->params[4].default_length, 4);
+	CHECK_EQ(s->params[4].default_value[1], 0xff);
+	CHECK_EQ(s->params[5].ti.value_size, 8);
+	CHECK_EQ(s->params[5].default_length, 6);
 	/* Keys the library does not interpret are kept, decoded, for tools. */
 	CHECK_EQ_STR(pbus_schema_param_name(s, 3), "limits.max");
 	CHECK(pbus_schema_param_name(s, 6) == NULL);
@@ -137,9 +137,8 @@ static void bad_inputs(void)
 
 		if (r != -EINVAL || s != NULL || !strstr(err, cases[i].message) ||
 		    strncmp(err, "bad.pbs:", 8) || strchr(err, '\n')) {
-			printf("  case %zu: r=%d error '%s', expected one line containing '%s'\n", i, r,
+			CHECK_FAIL("case %zu: r=%d error '%s', expected one line containing '%s'", i, r,
 			       err, cases[i].message);
-			check_failures_in_case++;
 		}
 		pbus_schema_free(s);
 	}
@@ -150,15 +149,15 @@ static void load_missing_file(void)
 	struct pbus_schema *s = NULL;
 	char err[256];
 
-	CHECK_EQ_INT(pbus_schema_load("/nonexistent/x.pbs", err, sizeof(err), &s), -ENOENT);
+	CHECK_EQ(pbus_schema_load("/nonexistent/x.pbs", err, sizeof(err), &s), -ENOENT);
 	CHECK(strstr(err, "/nonexistent/x.pbs") != NULL);
 	CHECK(s == NULL);
-	CHECK_EQ_INT(pbus_schema_parse(NULL, 0, NULL, NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(pbus_schema_parse(NULL, 0, NULL, NULL, 0, NULL), -EINVAL);
 }
 
 int main(void)
 {
-	check_suite = "unit/schema";
+	pbus_check_suite("unit/schema");
 	RUN_CASE(parse_good);
 	RUN_CASE(hash_ignores_comments);
 	RUN_CASE(bad_inputs);

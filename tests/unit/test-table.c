@@ -31,7 +31,7 @@
 #include "../../lib/table-internal.h"
 #include "../../lib/write-internal.h"
 #include "../../lib/write-lock-internal.h"
-#include "check.h"
+#include "pbus-check.h"
 
 static const char schema_text[] =
 	"pbus-schema 1\n"
@@ -62,9 +62,9 @@ static struct pbus_table *create_instance(void)
 	struct pbus_table *owner = NULL;
 	int r = pbus_instance_create(instance, schema, NULL, &owner);
 
-	CHECK_EQ_INT(r, 0);
+	CHECK_EQ(r, 0);
 	if (r == 0)
-		CHECK_EQ_INT(pbus_instance_publish(owner), 0);
+		CHECK_EQ(pbus_instance_publish(owner), 0);
 	return owner;
 }
 
@@ -74,8 +74,7 @@ static const struct pbus_param *find(struct pbus_table *t, const char *name)
 	int r = pbus_table_find(t, name, &p);
 
 	if (r < 0) {
-		printf("  find %s: %d\n", name, r);
-		check_failures_in_case++;
+		CHECK_FAIL("find %s: %d", name, r);
 	}
 	return p;
 }
@@ -91,50 +90,50 @@ static void open_and_defaults(void)
 	int32_t e = -1;
 	char s[32];
 
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
 	if (!t)
 		goto out;
-	CHECK_EQ_INT(pbus_table_param_count(t), 16);
+	CHECK_EQ(pbus_table_param_count(t), 16);
 	CHECK_EQ_STR(pbus_table_interface(t, &major, &minor), "com.example.Unit");
-	CHECK_EQ_INT(major, 1);
-	CHECK_EQ_INT(minor, 2);
+	CHECK_EQ(major, 1);
+	CHECK_EQ(minor, 2);
 	CHECK(pbus_table_schema_hash(t) == pbus_schema_hash(schema));
 	CHECK_EQ_STR(pbus_table_instance(t), instance);
-	CHECK_EQ_INT(pbus_table_state(t), PBUS_TABLE_LIVE);
-	CHECK_EQ_INT(pbus_param_get_double(find(t, "vset"), &d), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_table_state(t), PBUS_TABLE_LIVE);
+	CHECK_EQ(pbus_param_get_double(find(t, "vset"), &d), PBUS_STATUS_OK);
 	CHECK(d == 1.5);
-	CHECK_EQ_INT(pbus_param_get_bool(find(t, "flag"), &b), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_get_bool(find(t, "flag"), &b), PBUS_STATUS_OK);
 	CHECK(b);
-	CHECK_EQ_INT(pbus_param_get_int64(find(t, "i64"), &i64), PBUS_STATUS_OK);
-	CHECK_EQ_INT(i64, -5);
-	CHECK_EQ_INT(pbus_param_get_enum(find(t, "mode"), &e), PBUS_STATUS_OK);
-	CHECK_EQ_INT(e, 1);
-	CHECK_EQ_INT(pbus_param_get_string(find(t, "name"), s, sizeof(s)), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_get_int64(find(t, "i64"), &i64), PBUS_STATUS_OK);
+	CHECK_EQ(i64, -5);
+	CHECK_EQ(pbus_param_get_enum(find(t, "mode"), &e), PBUS_STATUS_OK);
+	CHECK_EQ(e, 1);
+	CHECK_EQ(pbus_param_get_string(find(t, "name"), s, sizeof(s)), PBUS_STATUS_OK);
 	CHECK_EQ_STR(s, "hello");
 	/* No default: zero with status invalid. */
-	CHECK_EQ_INT(pbus_param_get_double(find(t, "meas"), &d), PBUS_STATUS_INVALID);
+	CHECK_EQ(pbus_param_get_double(find(t, "meas"), &d), PBUS_STATUS_INVALID);
 	CHECK(d == 0);
 	/* Wrong type through the inline getter. */
-	CHECK_EQ_INT(pbus_param_get_int32(find(t, "vset"), (int32_t *)&e), -EINVAL);
+	CHECK_EQ(pbus_param_get_int32(find(t, "vset"), (int32_t *)&e), -EINVAL);
 	/* Lookups. */
-	CHECK_EQ_INT(pbus_table_find(t, "nope", &p), -ENOENT);
-	CHECK_EQ_INT(pbus_table_param(t, 16, &p), -ENOENT);
-	CHECK_EQ_INT(pbus_table_param(t, 15, &p), 0);
+	CHECK_EQ(pbus_table_find(t, "nope", &p), -ENOENT);
+	CHECK_EQ(pbus_table_param(t, 16, &p), -ENOENT);
+	CHECK_EQ(pbus_table_param(t, 15, &p), 0);
 	CHECK_EQ_STR(pbus_param_name(p), "meas");
 	for (uint32_t i = 0; i < pbus_table_param_count(t); i++) {
 		const struct pbus_param *q, *r;
 
-		CHECK_EQ_INT(pbus_table_param(t, i, &q), 0);
-		CHECK_EQ_INT(pbus_table_find(t, pbus_param_name(q), &r), 0);
+		CHECK_EQ(pbus_table_param(t, i, &q), 0);
+		CHECK_EQ(pbus_table_find(t, pbus_param_name(q), &r), 0);
 		CHECK(q == r);
 	}
 	/* Opening a missing instance, bad names. */
 	pbus_table_close(t);
 	t = NULL;
-	CHECK_EQ_INT(pbus_table_open("no-such-instance-here", PBUS_OPEN_READ, &t), -ENOENT);
-	CHECK_EQ_INT(pbus_table_open("../etc", PBUS_OPEN_READ, &t), -EINVAL);
-	CHECK_EQ_INT(pbus_table_open("", PBUS_OPEN_READ, &t), -EINVAL);
-	CHECK_EQ_INT(pbus_table_open(instance, 0x100, &t), -EINVAL);
+	CHECK_EQ(pbus_table_open("no-such-instance-here", PBUS_OPEN_READ, &t), -ENOENT);
+	CHECK_EQ(pbus_table_open("../etc", PBUS_OPEN_READ, &t), -EINVAL);
+	CHECK_EQ(pbus_table_open("", PBUS_OPEN_READ, &t), -EINVAL);
+	CHECK_EQ(pbus_table_open(instance, 0x100, &t), -EINVAL);
 	CHECK(t == NULL);
 out:
 	pbus_table_close(t);
@@ -152,33 +151,33 @@ static void info_and_enums(void)
 	if (!owner)
 		return;
 	p = find(owner, "vset");
-	CHECK_EQ_INT(pbus_param_describe(p, &info), 0);
+	CHECK_EQ(pbus_param_describe(p, &info), 0);
 	CHECK_EQ_STR(info.name, "vset");
 	CHECK_EQ_STR(info.unit, "V");
 	CHECK_EQ_STR(info.description, "Set point");
 	CHECK_EQ_STR(info.group, "");
-	CHECK_EQ_INT(info.type, PBUS_TYPE_DOUBLE);
+	CHECK_EQ(info.type, PBUS_TYPE_DOUBLE);
 	CHECK(info.flags & PBUS_PARAM_PERSISTENT);
 	CHECK(info.flags & PBUS_PARAM_HAS_STEP);
 	CHECK(info.max.d == 30 && info.min.d == 0 && info.step.d == 0.01);
-	CHECK_EQ_INT(info.default_length, 8);
-	CHECK_EQ_INT(info.update_class, PBUS_UPDATE_SETTING);
+	CHECK_EQ(info.default_length, 8);
+	CHECK_EQ(info.update_class, PBUS_UPDATE_SETTING);
 	p = find(owner, "samples");
-	CHECK_EQ_INT(pbus_param_describe(p, &info), 0);
-	CHECK_EQ_INT(info.type, PBUS_TYPE_DOUBLE | PBUS_TYPE_ARRAY_FLAG);
-	CHECK_EQ_INT(info.value_size, 40);
+	CHECK_EQ(pbus_param_describe(p, &info), 0);
+	CHECK_EQ(info.type, PBUS_TYPE_DOUBLE | PBUS_TYPE_ARRAY_FLAG);
+	CHECK_EQ(info.value_size, 40);
 	CHECK_EQ_STR(pbus_type_name(info.type), "double[]");
 	p = find(owner, "mode");
-	CHECK_EQ_INT(pbus_param_enumerator(p, 2, &label, &v), 0);
+	CHECK_EQ(pbus_param_enumerator(p, 2, &label, &v), 0);
 	CHECK_EQ_STR(label, "TRIPPED");
-	CHECK_EQ_INT(v, 7);
-	CHECK_EQ_INT(pbus_param_enumerator(p, 3, &label, &v), -ENOENT);
-	CHECK_EQ_INT(pbus_param_enum_value(p, "ON", &v), 0);
-	CHECK_EQ_INT(v, 1);
-	CHECK_EQ_INT(pbus_param_enum_label(p, 0, &label), 0);
+	CHECK_EQ(v, 7);
+	CHECK_EQ(pbus_param_enumerator(p, 3, &label, &v), -ENOENT);
+	CHECK_EQ(pbus_param_enum_value(p, "ON", &v), 0);
+	CHECK_EQ(v, 1);
+	CHECK_EQ(pbus_param_enum_label(p, 0, &label), 0);
 	CHECK_EQ_STR(label, "OFF");
-	CHECK_EQ_INT(pbus_param_enum_label(p, 5, &label), -ENOENT);
-	CHECK_EQ_INT(pbus_param_enum_value(find(owner, "vset"), "ON", &v), -EINVAL);
+	CHECK_EQ(pbus_param_enum_label(p, 5, &label), -ENOENT);
+	CHECK_EQ(pbus_param_enum_value(find(owner, "vset"), "ON", &v), -EINVAL);
 	pbus_instance_remove(owner);
 }
 
@@ -197,15 +196,15 @@ static void check_same_info(const struct pbus_param_info *a, const struct pbus_p
 	CHECK_EQ_STR(a->unit, b->unit);
 	CHECK_EQ_STR(a->description, b->description);
 	CHECK_EQ_STR(a->group, b->group);
-	CHECK_EQ_INT(a->index, b->index);
-	CHECK_EQ_INT(a->type, b->type);
-	CHECK_EQ_INT(a->flags, b->flags);
-	CHECK_EQ_INT(a->update_class, b->update_class);
-	CHECK_EQ_INT(a->value_size, b->value_size);
-	CHECK_EQ_INT(a->element_size, b->element_size);
-	CHECK_EQ_INT(a->enum_count, b->enum_count);
+	CHECK_EQ(a->index, b->index);
+	CHECK_EQ(a->type, b->type);
+	CHECK_EQ(a->flags, b->flags);
+	CHECK_EQ(a->update_class, b->update_class);
+	CHECK_EQ(a->value_size, b->value_size);
+	CHECK_EQ(a->element_size, b->element_size);
+	CHECK_EQ(a->enum_count, b->enum_count);
 	CHECK(a->min.u == b->min.u && a->max.u == b->max.u && a->step.u == b->step.u);
-	CHECK_EQ_INT(a->default_length, b->default_length);
+	CHECK_EQ(a->default_length, b->default_length);
 	CHECK((a->default_value == NULL) == (b->default_value == NULL));
 	if (a->default_value && b->default_value)
 		CHECK(!memcmp(a->default_value, b->default_value, a->default_length));
@@ -230,110 +229,110 @@ static void schema_view(void)
 		return;
 	view = pbus_table_view(owner);
 	CHECK(view != NULL);
-	CHECK_EQ_INT(pbus_view_count(view), pbus_table_param_count(owner));
-	CHECK_EQ_INT(pbus_view_count(view), pbus_schema_param_count(schema));
+	CHECK_EQ(pbus_view_count(view), pbus_table_param_count(owner));
+	CHECK_EQ(pbus_view_count(view), pbus_schema_param_count(schema));
 	for (uint32_t i = 0; i < pbus_view_count(view); i++) {
 		const struct pbus_param *p = NULL;
 
-		CHECK_EQ_INT(pbus_table_param(owner, i, &p), 0);
-		CHECK_EQ_INT(pbus_view_describe(view, i, &a), 0);
-		CHECK_EQ_INT(pbus_param_describe(p, &b), 0);
+		CHECK_EQ(pbus_table_param(owner, i, &p), 0);
+		CHECK_EQ(pbus_view_describe(view, i, &a), 0);
+		CHECK_EQ(pbus_param_describe(p, &b), 0);
 		check_same_info(&a, &b);
-		CHECK_EQ_INT(a.index, i);
+		CHECK_EQ(a.index, i);
 		CHECK_EQ_STR(a.name, pbus_schema_param_name(schema, i));
 		CHECK_EQ_STR(a.name, pbus_param_name(p));
-		CHECK_EQ_INT(a.type, pbus_param_type(p));
-		CHECK_EQ_INT(a.flags & 0xffu, pbus_param_flags(p));
+		CHECK_EQ(a.type, pbus_param_type(p));
+		CHECK_EQ(a.flags & 0xffu, pbus_param_flags(p));
 		index = 999;
-		CHECK_EQ_INT(pbus_view_find(view, a.name, &index), 0);
-		CHECK_EQ_INT(index, i);
+		CHECK_EQ(pbus_view_find(view, a.name, &index), 0);
+		CHECK_EQ(index, i);
 		/* Enumerators, one past the last too, and both lookups. */
 		for (uint32_t k = 0; k <= a.enum_count; k++) {
 			int r = pbus_view_enumerator(view, i, k, &label, &v);
 
-			CHECK_EQ_INT(r, pbus_param_enumerator(p, k, &label2, &v2));
+			CHECK_EQ(r, pbus_param_enumerator(p, k, &label2, &v2));
 			if (r == 0) {
 				CHECK_EQ_STR(label, label2);
-				CHECK_EQ_INT(v, v2);
-				CHECK_EQ_INT(pbus_view_enum_value(view, i, label, &v2), 0);
-				CHECK_EQ_INT(v2, v);
-				CHECK_EQ_INT(pbus_view_enum_label(view, i, v, &label2), 0);
+				CHECK_EQ(v, v2);
+				CHECK_EQ(pbus_view_enum_value(view, i, label, &v2), 0);
+				CHECK_EQ(v2, v);
+				CHECK_EQ(pbus_view_enum_label(view, i, v, &label2), 0);
 				CHECK_EQ_STR(label2, label);
 			}
 		}
-		CHECK_EQ_INT(pbus_view_enum_value(view, i, "NO_SUCH", &v),
+		CHECK_EQ(pbus_view_enum_value(view, i, "NO_SUCH", &v),
 			     pbus_param_enum_value(p, "NO_SUCH", &v2));
-		CHECK_EQ_INT(pbus_view_enum_label(view, i, 12345, &label),
+		CHECK_EQ(pbus_view_enum_label(view, i, 12345, &label),
 			     pbus_param_enum_label(p, 12345, &label2));
 		/* Text both ways. */
 		for (size_t k = 0; k < sizeof(view_texts) / sizeof(view_texts[0]); k++) {
 			int r = pbus_view_parse(view, i, view_texts[k], buf, sizeof(buf), &len);
 
-			CHECK_EQ_INT(r, pbus_param_parse(p, view_texts[k], buf2, sizeof(buf2), &len2));
+			CHECK_EQ(r, pbus_param_parse(p, view_texts[k], buf2, sizeof(buf2), &len2));
 			if (r != 0)
 				continue;
-			CHECK_EQ_INT(len, len2);
+			CHECK_EQ(len, len2);
 			CHECK(!memcmp(buf, buf2, len));
 			r = pbus_view_format(view, i, buf, len, out, sizeof(out));
-			CHECK_EQ_INT(r, pbus_param_format(p, buf, len, out2, sizeof(out2)));
+			CHECK_EQ(r, pbus_param_format(p, buf, len, out2, sizeof(out2)));
 			CHECK(r >= 0);
 			if (r >= 0)
 				CHECK_EQ_STR(out, out2);
 		}
 	}
-	CHECK_EQ_INT(pbus_view_enum_value(view, 0, "ON", &v), -EINVAL); /* flag: a bool */
-	CHECK_EQ_INT(pbus_view_find(view, "mode", &index), 0);
-	CHECK_EQ_INT(pbus_view_enum_value(view, index, "TRIPPED", &v), 0);
-	CHECK_EQ_INT(v, 7);
-	CHECK_EQ_INT(pbus_view_enum_label(view, index, 1, &label), 0);
+	CHECK_EQ(pbus_view_enum_value(view, 0, "ON", &v), -EINVAL); /* flag: a bool */
+	CHECK_EQ(pbus_view_find(view, "mode", &index), 0);
+	CHECK_EQ(pbus_view_enum_value(view, index, "TRIPPED", &v), 0);
+	CHECK_EQ(v, 7);
+	CHECK_EQ(pbus_view_enum_label(view, index, 1, &label), 0);
 	CHECK_EQ_STR(label, "ON");
 	/* A reader's table of the same instance has a view that agrees. */
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
 	other = pbus_table_view(t);
 	CHECK(other != NULL && other != view);
-	CHECK_EQ_INT(pbus_view_count(other), pbus_view_count(view));
+	CHECK_EQ(pbus_view_count(other), pbus_view_count(view));
 	for (uint32_t i = 0; other && i < pbus_view_count(view); i++) {
-		CHECK_EQ_INT(pbus_view_describe(view, i, &a), 0);
-		CHECK_EQ_INT(pbus_view_describe(other, i, &b), 0);
+		CHECK_EQ(pbus_view_describe(view, i, &a), 0);
+		CHECK_EQ(pbus_view_describe(other, i, &b), 0);
 		check_same_info(&a, &b);
 	}
 	/* Errors: no view, no such parameter, missing arguments. */
 	CHECK(pbus_table_view(NULL) == NULL);
 	CHECK(pbus_client_view(NULL) == NULL);
-	CHECK_EQ_INT(pbus_view_count(NULL), 0);
+	CHECK_EQ(pbus_view_count(NULL), 0);
 	index = 77;
-	CHECK_EQ_INT(pbus_view_find(view, "nope", &index), -ENOENT);
-	CHECK_EQ_INT(pbus_view_find(view, "Mode", &index), -ENOENT);
-	CHECK_EQ_INT(index, 77); /* untouched on failure */
-	CHECK_EQ_INT(pbus_view_find(view, NULL, &index), -EINVAL);
-	CHECK_EQ_INT(pbus_view_find(view, "mode", NULL), -EINVAL);
-	CHECK_EQ_INT(pbus_view_find(NULL, "mode", &index), -EINVAL);
-	CHECK_EQ_INT(pbus_view_describe(view, 16, &a), -ENOENT);
-	CHECK_EQ_INT(pbus_view_describe(view, UINT32_MAX, &a), -ENOENT);
-	CHECK_EQ_INT(pbus_view_describe(view, 0, NULL), -EINVAL);
-	CHECK_EQ_INT(pbus_view_describe(NULL, 0, &a), -EINVAL);
-	CHECK_EQ_INT(pbus_view_enumerator(view, 16, 0, &label, &v), -ENOENT);
-	CHECK_EQ_INT(pbus_view_enumerator(view, 0, 0, &label, &v), -EINVAL);
-	CHECK_EQ_INT(pbus_view_enumerator(NULL, index, 0, &label, &v), -EINVAL);
-	CHECK_EQ_INT(pbus_view_enumerator(view, 13, 0, NULL, NULL), 0); /* mode */
-	CHECK_EQ_INT(pbus_view_enum_value(view, 13, NULL, &v), -EINVAL);
-	CHECK_EQ_INT(pbus_view_enum_value(view, 16, "ON", &v), -ENOENT);
-	CHECK_EQ_INT(pbus_view_enum_label(view, 16, 1, &label), -ENOENT);
-	CHECK_EQ_INT(pbus_view_enum_label(NULL, 13, 1, &label), -EINVAL);
-	CHECK_EQ_INT(pbus_view_parse(view, 16, "1", buf, sizeof(buf), &len), -ENOENT);
-	CHECK_EQ_INT(pbus_view_parse(view, 10, NULL, buf, sizeof(buf), &len), -EINVAL);
-	CHECK_EQ_INT(pbus_view_parse(view, 10, "1", NULL, sizeof(buf), &len), -EINVAL);
-	CHECK_EQ_INT(pbus_view_parse(view, 10, "1", buf, sizeof(buf), NULL), -EINVAL);
-	CHECK_EQ_INT(pbus_view_parse(NULL, 10, "1", buf, sizeof(buf), &len), -EINVAL);
-	CHECK_EQ_INT(pbus_view_format(view, 16, buf, 8, out, sizeof(out)), -ENOENT);
-	CHECK_EQ_INT(pbus_view_format(view, 10, NULL, 8, out, sizeof(out)), -EINVAL);
-	CHECK_EQ_INT(pbus_view_format(view, 10, buf, 8, NULL, sizeof(out)), -EINVAL);
-	CHECK_EQ_INT(pbus_view_format(NULL, 10, buf, 8, out, sizeof(out)), -EINVAL);
+	CHECK_EQ(pbus_view_find(view, "nope", &index), -ENOENT);
+	CHECK_EQ(pbus_view_find(view, "Mode", &index), -ENOENT);
+	CHECK_EQ(index, 77); /* untouched on failure */
+	CHECK_EQ(pbus_view_find(view, NULL, &index), -EINVAL);
+	CHECK_EQ(pbus_view_find(view, "mode", NULL), -EINVAL);
+	CHECK_EQ(pbus_view_find(NULL, "mode", &index), -EINVAL);
+	CHECK_EQ(pbus_view_describe(view, 16, &a), -ENOENT);
+	CHECK_EQ(pbus_view_describe(view, UINT32_MAX, &a), -ENOENT);
+	CHECK_EQ(pbus_view_describe(view, 0, NULL), -EINVAL);
+	CHECK_EQ(pbus_view_describe(NULL, 0, &a), -EINVAL);
+	CHECK_EQ(pbus_view_enumerator(view, 16, 0, &label, &v), -ENOENT);
+	CHECK_EQ(pbus_view_enumerator(view, 0, 0, &label, &v), -EINVAL);
+	CHECK_EQ(pbus_view_enumerator(NULL, index, 0, &label, &v), -EINVAL);
+	CHECK_EQ(pbus_view_enumerator(view, 13, 0, NULL, NULL), 0); /* mode */
+	CHECK_EQ(pbus_view_enum_value(view, 13, NULL, &v), -EINVAL);
+	CHECK_EQ(pbus_view_enum_value(view, 16, "ON", &v), -ENOENT);
+	CHECK_EQ(pbus_view_enum_label(view, 16, 1, &label), -ENOENT);
+	CHECK_EQ(pbus_view_enum_label(NULL, 13, 1, &label), -EINVAL);
+	CHECK_EQ(pbus_view_parse(view, 16, "1", buf, sizeof(buf), &len), -ENOENT);
+	CHECK_EQ(pbus_view_parse(view, 10, NULL, buf, sizeof(buf), &len), -EINVAL);
+	CHECK_EQ(pbus_view_parse(view, 10, "1", NULL, sizeof(buf), &len), -EINVAL);
+	CHECK_EQ(pbus_view_parse(view, 10, "1", buf, sizeof(buf), NULL), -EINVAL);
+	CHECK_EQ(pbus_view_parse(NULL, 10, "1", buf, sizeof(buf), &len), -EINVAL);
+	CHECK_EQ(pbus_view_format(view, 16, buf, 8, out, sizeof(out)), -ENOENT);
+	CHECK_EQ(pbus_view_format(view, 10, NULL, 8, out, sizeof(out)), -EINVAL);
+	CHECK_EQ(pbus_view_format(view, 10, buf, 8, NULL, sizeof(out)), -EINVAL);
+	CHECK_EQ(pbus_view_format(NULL, 10, buf, 8, out, sizeof(out)), -EINVAL);
 	/* The pbus_param_* shorthands keep their own argument checks. */
-	CHECK_EQ_INT(pbus_param_describe(NULL, &a), -EINVAL);
-	CHECK_EQ_INT(pbus_param_enumerator(NULL, 0, &label, &v), -EINVAL);
-	CHECK_EQ_INT(pbus_param_parse(NULL, "1", buf, sizeof(buf), &len), -EINVAL);
-	CHECK_EQ_INT(pbus_param_format(NULL, buf, 8, out, sizeof(out)), -EINVAL);
+	CHECK_EQ(pbus_param_describe(NULL, &a), -EINVAL);
+	CHECK_EQ(pbus_param_enumerator(NULL, 0, &label, &v), -EINVAL);
+	CHECK_EQ(pbus_param_parse(NULL, "1", buf, sizeof(buf), &len), -EINVAL);
+	CHECK_EQ(pbus_param_format(NULL, buf, 8, out, sizeof(out)), -EINVAL);
 	CHECK(pbus_param_name(NULL) == NULL);
 	pbus_table_close(t);
 	pbus_instance_remove(owner);
@@ -352,39 +351,39 @@ static void copied_params(void)
 	char s[32];
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		pbus_instance_remove(owner);
 		return;
 	}
 	n = pbus_table_param_count(w);
-	CHECK_EQ_INT(n, 16);
+	CHECK_EQ(n, 16);
 	for (i = 0; i < n && i < 16; i++) {
 		const struct pbus_param *p;
 
-		CHECK_EQ_INT(pbus_table_param(w, i, &p), 0);
+		CHECK_EQ(pbus_table_param(w, i, &p), 0);
 		copies[i] = *p;
-		CHECK_EQ_INT(pbus_param_describe(&copies[i], &a), 0);
-		CHECK_EQ_INT(pbus_param_describe(p, &b), 0);
-		CHECK_EQ_INT(a.index, i);
+		CHECK_EQ(pbus_param_describe(&copies[i], &a), 0);
+		CHECK_EQ(pbus_param_describe(p, &b), 0);
+		CHECK_EQ(a.index, i);
 		CHECK_EQ_STR(a.name, b.name);
 		CHECK(pbus_param_seq(&copies[i]) == pbus_param_seq(p));
 	}
 	/* vset is index 10, name 11, meas 15 (the schema's order). */
 	CHECK_EQ_STR(pbus_param_name(&copies[10]), "vset");
-	CHECK_EQ_INT(pbus_param_get_double(&copies[10], &d), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_get_double(&copies[10], &d), PBUS_STATUS_OK);
 	CHECK(d == 1.5);
-	CHECK_EQ_INT(pbus_param_set_double(&copies[10], 7.5), 0);
-	CHECK_EQ_INT(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_set_double(&copies[10], 7.5), 0);
+	CHECK_EQ(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
 	CHECK(d == 7.5);
 	CHECK(pbus_param_seq(&copies[10]) == pbus_param_seq(find(owner, "vset")));
-	CHECK_EQ_INT(pbus_param_set_double(&copies[10], 30.5), -ERANGE);
-	CHECK_EQ_INT(pbus_param_set_int32(&copies[10], 1), -EINVAL);
-	CHECK_EQ_INT(pbus_param_set_double(&copies[15], 1.0), -EACCES);
-	CHECK_EQ_INT(pbus_param_set_string(&copies[11], "copied"), 0);
-	CHECK_EQ_INT(pbus_param_read(find(owner, "name"), s, sizeof(s), &sample), PBUS_STATUS_OK);
-	CHECK_EQ_INT(sample.length, 6);
+	CHECK_EQ(pbus_param_set_double(&copies[10], 30.5), -ERANGE);
+	CHECK_EQ(pbus_param_set_int32(&copies[10], 1), -EINVAL);
+	CHECK_EQ(pbus_param_set_double(&copies[15], 1.0), -EACCES);
+	CHECK_EQ(pbus_param_set_string(&copies[11], "copied"), 0);
+	CHECK_EQ(pbus_param_read(find(owner, "name"), s, sizeof(s), &sample), PBUS_STATUS_OK);
+	CHECK_EQ(sample.length, 6);
 	CHECK(memcmp(s, "copied", 6) == 0);
-	CHECK_EQ_INT(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
 	CHECK(d == 7.5);
 	pbus_table_close(w);
 	pbus_instance_remove(owner);
@@ -402,57 +401,57 @@ static void typed_writes(void)
 	char s[32];
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		pbus_instance_remove(owner);
 		return;
 	}
-	CHECK_EQ_INT(pbus_param_set_double(find(w, "vset"), 12.25), 0);
-	CHECK_EQ_INT(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_set_double(find(w, "vset"), 12.25), 0);
+	CHECK_EQ(pbus_param_get_double(find(owner, "vset"), &d), PBUS_STATUS_OK);
 	CHECK(d == 12.25);
-	CHECK_EQ_INT(pbus_param_set_double(find(w, "vset"), 30.5), -ERANGE);
-	CHECK_EQ_INT(pbus_param_set_int32(find(w, "vset"), 3), -EINVAL);
-	CHECK_EQ_INT(pbus_param_set_int8(find(w, "i8"), -10), 0);
-	CHECK_EQ_INT(pbus_param_set_int8(find(w, "i8"), 11), -ERANGE);
-	CHECK_EQ_INT(pbus_param_get_int8(find(w, "i8"), &i8), 0);
-	CHECK_EQ_INT(i8, -10);
-	CHECK_EQ_INT(pbus_param_set_uint64(find(w, "u64"), UINT64_MAX), 0);
-	CHECK_EQ_INT(pbus_param_get_uint64(find(w, "u64"), &u64), 0);
+	CHECK_EQ(pbus_param_set_double(find(w, "vset"), 30.5), -ERANGE);
+	CHECK_EQ(pbus_param_set_int32(find(w, "vset"), 3), -EINVAL);
+	CHECK_EQ(pbus_param_set_int8(find(w, "i8"), -10), 0);
+	CHECK_EQ(pbus_param_set_int8(find(w, "i8"), 11), -ERANGE);
+	CHECK_EQ(pbus_param_get_int8(find(w, "i8"), &i8), 0);
+	CHECK_EQ(i8, -10);
+	CHECK_EQ(pbus_param_set_uint64(find(w, "u64"), UINT64_MAX), 0);
+	CHECK_EQ(pbus_param_get_uint64(find(w, "u64"), &u64), 0);
 	CHECK(u64 == UINT64_MAX);
-	CHECK_EQ_INT(pbus_param_set_float(find(w, "f32"), 2.5f), 0);
-	CHECK_EQ_INT(pbus_param_get_float(find(w, "f32"), &f), 0);
+	CHECK_EQ(pbus_param_set_float(find(w, "f32"), 2.5f), 0);
+	CHECK_EQ(pbus_param_get_float(find(w, "f32"), &f), 0);
 	CHECK(f == 2.5f);
-	CHECK_EQ_INT(pbus_param_set_enum(find(w, "mode"), 7), 0);
-	CHECK_EQ_INT(pbus_param_set_enum(find(w, "mode"), 6), -ERANGE);
-	CHECK_EQ_INT(pbus_param_set_string(find(w, "name"), "0123456789abcdef"), 0);
-	CHECK_EQ_INT(pbus_param_get_string(find(w, "name"), s, sizeof(s)), 0);
+	CHECK_EQ(pbus_param_set_enum(find(w, "mode"), 7), 0);
+	CHECK_EQ(pbus_param_set_enum(find(w, "mode"), 6), -ERANGE);
+	CHECK_EQ(pbus_param_set_string(find(w, "name"), "0123456789abcdef"), 0);
+	CHECK_EQ(pbus_param_get_string(find(w, "name"), s, sizeof(s)), 0);
 	CHECK_EQ_STR(s, "0123456789abcdef");
-	CHECK_EQ_INT(pbus_param_get_string(find(w, "name"), s, 16), -EMSGSIZE);
-	CHECK_EQ_INT(pbus_param_set_string(find(w, "name"), "0123456789abcdefX"), -EMSGSIZE);
-	CHECK_EQ_INT(pbus_param_set_string(find(w, "name"), "\xff"), -EINVAL);
+	CHECK_EQ(pbus_param_get_string(find(w, "name"), s, 16), -EMSGSIZE);
+	CHECK_EQ(pbus_param_set_string(find(w, "name"), "0123456789abcdefX"), -EMSGSIZE);
+	CHECK_EQ(pbus_param_set_string(find(w, "name"), "\xff"), -EINVAL);
 	for (int i = 0; i < 40; i++)
 		blob[i] = (unsigned char)(i * 7);
-	CHECK_EQ_INT(pbus_param_set_bytes(find(w, "blob"), blob, 40), 0);
+	CHECK_EQ(pbus_param_set_bytes(find(w, "blob"), blob, 40), 0);
 	memset(blob, 0, sizeof(blob));
-	CHECK_EQ_INT(pbus_param_read(find(w, "blob"), blob, sizeof(blob), &sample), 0);
-	CHECK_EQ_INT(sample.length, 40);
-	CHECK_EQ_INT(blob[39], (39 * 7) & 0xff);
-	CHECK_EQ_INT(pbus_param_read(find(w, "blob"), blob, 39, &sample), -EMSGSIZE);
+	CHECK_EQ(pbus_param_read(find(w, "blob"), blob, sizeof(blob), &sample), 0);
+	CHECK_EQ(sample.length, 40);
+	CHECK_EQ(blob[39], (39 * 7) & 0xff);
+	CHECK_EQ(pbus_param_read(find(w, "blob"), blob, 39, &sample), -EMSGSIZE);
 	samples[0] = 1;
 	samples[1] = 2;
-	CHECK_EQ_INT(pbus_param_set(find(w, "samples"), samples, 16), 0);
-	CHECK_EQ_INT(pbus_param_read(find(w, "samples"), samples, sizeof(samples), &sample), 0);
-	CHECK_EQ_INT(sample.length, 16);
-	CHECK_EQ_INT(pbus_param_set(find(w, "samples"), samples, 12), -EINVAL);
-	CHECK_EQ_INT(pbus_param_set(find(w, "samples"), samples, 48), -EMSGSIZE);
+	CHECK_EQ(pbus_param_set(find(w, "samples"), samples, 16), 0);
+	CHECK_EQ(pbus_param_read(find(w, "samples"), samples, sizeof(samples), &sample), 0);
+	CHECK_EQ(sample.length, 16);
+	CHECK_EQ(pbus_param_set(find(w, "samples"), samples, 12), -EINVAL);
+	CHECK_EQ(pbus_param_set(find(w, "samples"), samples, 48), -EMSGSIZE);
 	/* Read-only: refused to a client, allowed to the provider. */
-	CHECK_EQ_INT(pbus_param_set_double(find(w, "meas"), 1.0), -EACCES);
-	CHECK_EQ_INT(pbus_param_set_double(find(owner, "meas"), 4.5), 0);
-	CHECK_EQ_INT(pbus_param_get_double(find(w, "meas"), &d), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_set_double(find(w, "meas"), 1.0), -EACCES);
+	CHECK_EQ(pbus_param_set_double(find(owner, "meas"), 4.5), 0);
+	CHECK_EQ(pbus_param_get_double(find(w, "meas"), &d), PBUS_STATUS_OK);
 	CHECK(d == 4.5);
 	pbus_table_close(w);
 	/* A reader cannot write at all. */
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &w), 0);
-	CHECK_EQ_INT(pbus_param_set_double(find(w, "vset"), 1.0), -EACCES);
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &w), 0);
+	CHECK_EQ(pbus_param_set_double(find(w, "vset"), 1.0), -EACCES);
 	pbus_table_close(w);
 	pbus_instance_remove(owner);
 }
@@ -470,27 +469,27 @@ static void samples_and_versions(void)
 		return;
 	p = find(owner, "vset");
 	before = pbus_param_seq(p);
-	CHECK_EQ_INT(before, 0);
+	CHECK_EQ(before, 0);
 	memset(wr, 0, sizeof(wr));
 	wr[0].index = 10;
 	wr[0].status = PBUS_STATUS_MAJOR;
 	wr[0].timestamp_ns = 123456789;
 	wr[0].value = &v;
 	wr[0].length = 8;
-	CHECK_EQ_INT(pbus_table_write_many(owner, wr, 1), 0);
-	CHECK_EQ_INT(wr[0].seq, 1);
-	CHECK_EQ_INT(pbus_param_read(p, &v, sizeof(v), &sample), PBUS_STATUS_MAJOR);
-	CHECK_EQ_INT(sample.timestamp_ns, 123456789);
-	CHECK_EQ_INT(sample.seq, 1);
-	CHECK_EQ_INT(sample.status, PBUS_STATUS_MAJOR);
-	CHECK_EQ_INT(pbus_param_get_double(p, &v), PBUS_STATUS_MAJOR);
+	CHECK_EQ(pbus_table_write_many(owner, wr, 1), 0);
+	CHECK_EQ(wr[0].seq, 1);
+	CHECK_EQ(pbus_param_read(p, &v, sizeof(v), &sample), PBUS_STATUS_MAJOR);
+	CHECK_EQ(sample.timestamp_ns, 123456789);
+	CHECK_EQ(sample.seq, 1);
+	CHECK_EQ(sample.status, PBUS_STATUS_MAJOR);
+	CHECK_EQ(pbus_param_get_double(p, &v), PBUS_STATUS_MAJOR);
 	wr[0].status = 4;
-	CHECK_EQ_INT(pbus_table_write_many(owner, wr, 1), -EINVAL);
+	CHECK_EQ(pbus_table_write_many(owner, wr, 1), -EINVAL);
 	/* A write without a timestamp gets the current time. */
-	CHECK_EQ_INT(pbus_param_set_double(p, 3.0), 0);
-	CHECK_EQ_INT(pbus_param_read(p, &v, sizeof(v), &sample), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_set_double(p, 3.0), 0);
+	CHECK_EQ(pbus_param_read(p, &v, sizeof(v), &sample), PBUS_STATUS_OK);
 	CHECK(sample.timestamp_ns > UINT64_C(1600000000000000000));
-	CHECK_EQ_INT(sample.seq, 2);
+	CHECK_EQ(sample.seq, 2);
 	pbus_instance_remove(owner);
 }
 
@@ -502,7 +501,7 @@ static void batches_are_all_or_nothing(void)
 	struct pbus_write wr[3];
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		pbus_instance_remove(owner);
 		return;
 	}
@@ -510,22 +509,22 @@ static void batches_are_all_or_nothing(void)
 	wr[0] = (struct pbus_write){.index = 10, .value = &good, .length = 8};
 	wr[1] = (struct pbus_write){.index = 13, .value = &mode, .length = 4};
 	wr[2] = (struct pbus_write){.index = 15, .value = &bad, .length = 8}; /* read-only */
-	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), -EACCES);
-	CHECK_EQ_INT(wr[0].result, 0);
-	CHECK_EQ_INT(wr[1].result, 0);
-	CHECK_EQ_INT(wr[2].result, -EACCES);
-	CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &now), 0);
+	CHECK_EQ(pbus_table_write_many(w, wr, 3), -EACCES);
+	CHECK_EQ(wr[0].result, 0);
+	CHECK_EQ(wr[1].result, 0);
+	CHECK_EQ(wr[2].result, -EACCES);
+	CHECK_EQ(pbus_param_get_double(find(w, "vset"), &now), 0);
 	CHECK(now == 1.5); /* unchanged */
-	CHECK_EQ_INT(pbus_param_seq(find(w, "mode")), 0);
+	CHECK_EQ(pbus_param_seq(find(w, "mode")), 0);
 	wr[2] = (struct pbus_write){.index = 10, .value = &bad, .length = 8}; /* out of range */
-	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), -ERANGE);
-	CHECK_EQ_INT(pbus_param_seq(find(w, "vset")), 0);
+	CHECK_EQ(pbus_table_write_many(w, wr, 3), -ERANGE);
+	CHECK_EQ(pbus_param_seq(find(w, "vset")), 0);
 	wr[2] = (struct pbus_write){.index = 99, .value = &bad, .length = 8};
-	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), -ENOENT);
+	CHECK_EQ(pbus_table_write_many(w, wr, 3), -ENOENT);
 	wr[2] = (struct pbus_write){.index = 1, .value = &bad, .length = 1};
 	((int8_t *)&bad)[0] = 3;
-	CHECK_EQ_INT(pbus_table_write_many(w, wr, 3), 0);
-	CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &now), 0);
+	CHECK_EQ(pbus_table_write_many(w, wr, 3), 0);
+	CHECK_EQ(pbus_param_get_double(find(w, "vset"), &now), 0);
 	CHECK(now == 5);
 	/* A number without limits (i32, index 3) takes any bits, but only of
 	 * its own size and from somewhere. */
@@ -533,13 +532,13 @@ static void batches_are_all_or_nothing(void)
 		int32_t i32 = -7, got = 0;
 		int64_t wide = 1;
 
-		CHECK_EQ_INT(pbus_param_set(find(w, "i32"), &i32, 2), -EINVAL);
-		CHECK_EQ_INT(pbus_param_set(find(w, "i32"), &wide, 8), -EMSGSIZE);
-		CHECK_EQ_INT(pbus_param_set(find(w, "i32"), NULL, 4), -EINVAL);
-		CHECK_EQ_INT(pbus_param_seq(find(w, "i32")), 0);
-		CHECK_EQ_INT(pbus_param_set(find(w, "i32"), &i32, 4), 0);
-		CHECK_EQ_INT(pbus_param_get_int32(find(w, "i32"), &got), 0);
-		CHECK_EQ_INT(got, -7);
+		CHECK_EQ(pbus_param_set(find(w, "i32"), &i32, 2), -EINVAL);
+		CHECK_EQ(pbus_param_set(find(w, "i32"), &wide, 8), -EMSGSIZE);
+		CHECK_EQ(pbus_param_set(find(w, "i32"), NULL, 4), -EINVAL);
+		CHECK_EQ(pbus_param_seq(find(w, "i32")), 0);
+		CHECK_EQ(pbus_param_set(find(w, "i32"), &i32, 4), 0);
+		CHECK_EQ(pbus_param_get_int32(find(w, "i32"), &got), 0);
+		CHECK_EQ(got, -7);
 	}
 	pbus_table_close(w);
 	pbus_instance_remove(owner);
@@ -577,7 +576,7 @@ static void prepared_batches(void)
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0 ||
 	    pbus_table_open(instance, PBUS_OPEN_READ, &ro) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		pbus_table_close(w);
 		pbus_instance_remove(owner);
 		return;
@@ -592,14 +591,14 @@ static void prepared_batches(void)
 		struct pbus_batch_field f6[1] = {FIELD(ro, "vset", vset)};
 		struct pbus_batch_field f7[1] = {{NULL, 0}};
 
-		CHECK_EQ_INT(pbus_batch_new(w, f1, 1, &bad), -EINVAL); /* a string */
-		CHECK_EQ_INT(pbus_batch_new(w, f2, 1, &bad), -EINVAL); /* an array */
-		CHECK_EQ_INT(pbus_batch_new(w, f3, 1, &bad), -EINVAL); /* misaligned */
-		CHECK_EQ_INT(pbus_batch_new(w, f4, 1, &bad), -EINVAL); /* another table's */
-		CHECK_EQ_INT(pbus_batch_new(w, f5, 1, &bad), -EACCES); /* read-only */
-		CHECK_EQ_INT(pbus_batch_new(ro, f6, 1, &bad), -EACCES); /* opened to read */
-		CHECK_EQ_INT(pbus_batch_new(w, f7, 1, &bad), -EINVAL);
-		CHECK_EQ_INT(pbus_batch_new(w, f7, 0, &bad), -EINVAL);
+		CHECK_EQ(pbus_batch_new(w, f1, 1, &bad), -EINVAL); /* a string */
+		CHECK_EQ(pbus_batch_new(w, f2, 1, &bad), -EINVAL); /* an array */
+		CHECK_EQ(pbus_batch_new(w, f3, 1, &bad), -EINVAL); /* misaligned */
+		CHECK_EQ(pbus_batch_new(w, f4, 1, &bad), -EINVAL); /* another table's */
+		CHECK_EQ(pbus_batch_new(w, f5, 1, &bad), -EACCES); /* read-only */
+		CHECK_EQ(pbus_batch_new(ro, f6, 1, &bad), -EACCES); /* opened to read */
+		CHECK_EQ(pbus_batch_new(w, f7, 1, &bad), -EINVAL);
+		CHECK_EQ(pbus_batch_new(w, f7, 0, &bad), -EINVAL);
 		CHECK(bad == NULL);
 	}
 	{
@@ -609,24 +608,24 @@ static void prepared_batches(void)
 			FIELD(w, "vset", vset_again),
 		};
 
-		CHECK_EQ_INT(pbus_batch_new(w, fields, 6, &b), 0);
-		CHECK_EQ_INT(pbus_batch_new(w, fields, 7, &bad), 0);
+		CHECK_EQ(pbus_batch_new(w, fields, 6, &b), 0);
+		CHECK_EQ(pbus_batch_new(w, fields, 7, &bad), 0);
 	}
 	if (!b || !bad)
 		goto out;
 	/* Every value, each status, one timestamp. */
-	CHECK_EQ_INT(pbus_batch_write(b, &rec, status, 0), 0);
-	CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_batch_write(b, &rec, status, 0), 0);
+	CHECK_EQ(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
 	CHECK(d == 12.5);
-	CHECK_EQ_INT(pbus_param_get_enum(find(ro, "mode"), &e), PBUS_STATUS_MINOR);
-	CHECK_EQ_INT(e, 7);
-	CHECK_EQ_INT(pbus_param_get_float(find(ro, "f32"), &f), PBUS_STATUS_MAJOR);
+	CHECK_EQ(pbus_param_get_enum(find(ro, "mode"), &e), PBUS_STATUS_MINOR);
+	CHECK_EQ(e, 7);
+	CHECK_EQ(pbus_param_get_float(find(ro, "f32"), &f), PBUS_STATUS_MAJOR);
 	CHECK(f == -1.5f);
-	CHECK_EQ_INT(pbus_param_get_uint64(find(ro, "u64"), &u), PBUS_STATUS_INVALID);
+	CHECK_EQ(pbus_param_get_uint64(find(ro, "u64"), &u), PBUS_STATUS_INVALID);
 	CHECK(u == UINT64_MAX);
-	CHECK_EQ_INT(pbus_param_get_int8(find(ro, "i8"), &i8), PBUS_STATUS_OK);
-	CHECK_EQ_INT(i8, -10);
-	CHECK_EQ_INT(pbus_param_get_bool(find(ro, "flag"), &flag), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_get_int8(find(ro, "i8"), &i8), PBUS_STATUS_OK);
+	CHECK_EQ(i8, -10);
+	CHECK_EQ(pbus_param_get_bool(find(ro, "flag"), &flag), PBUS_STATUS_OK);
 	CHECK(!flag);
 	{
 		uint64_t ts0 = 0;
@@ -635,7 +634,7 @@ static void prepared_batches(void)
 			unsigned char buf[8];
 
 			CHECK(pbus_param_read(find(ro, names[i]), buf, sizeof(buf), &sample) >= 0);
-			CHECK_EQ_INT(sample.seq, 1);
+			CHECK_EQ(sample.seq, 1);
 			if (i == 0)
 				ts0 = sample.timestamp_ns;
 			CHECK(sample.timestamp_ns == ts0);
@@ -644,11 +643,11 @@ static void prepared_batches(void)
 	}
 	/* A timestamp of the caller's, statuses all ok. */
 	rec.vset = 13;
-	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 12345), 0);
+	CHECK_EQ(pbus_batch_write(b, &rec, NULL, 12345), 0);
 	CHECK(pbus_param_read(find(ro, "mode"), &e, sizeof(e), &sample) >= 0);
-	CHECK_EQ_INT(sample.timestamp_ns, 12345);
-	CHECK_EQ_INT(sample.status, PBUS_STATUS_OK);
-	CHECK_EQ_INT(sample.seq, 2);
+	CHECK_EQ(sample.timestamp_ns, 12345);
+	CHECK_EQ(sample.status, PBUS_STATUS_OK);
+	CHECK_EQ(sample.seq, 2);
 	/* One bad value or status: an error naming it, and nothing written. */
 	for (unsigned i = 0; i < 6; i++)
 		seqs[i] = pbus_param_seq(find(ro, names[i]));
@@ -661,22 +660,22 @@ static void prepared_batches(void)
 		refused[2].i8 = 11;     /* above max */
 		refused[3].flag = 2;    /* not a bool */
 		for (unsigned i = 0; i < 4; i++)
-			CHECK_EQ_INT(pbus_batch_write(b, &refused[i], NULL, 0), why[i]);
+			CHECK_EQ(pbus_batch_write(b, &refused[i], NULL, 0), why[i]);
 	}
 	status[3] = 9;
-	CHECK_EQ_INT(pbus_batch_write(b, &rec, status, 0), -EINVAL);
-	CHECK_EQ_INT(pbus_batch_write(b, NULL, NULL, 0), -EINVAL);
-	CHECK_EQ_INT(pbus_batch_write(NULL, &rec, NULL, 0), -EINVAL);
+	CHECK_EQ(pbus_batch_write(b, &rec, status, 0), -EINVAL);
+	CHECK_EQ(pbus_batch_write(b, NULL, NULL, 0), -EINVAL);
+	CHECK_EQ(pbus_batch_write(NULL, &rec, NULL, 0), -EINVAL);
 	for (unsigned i = 0; i < 6; i++)
-		CHECK_EQ_INT(pbus_param_seq(find(ro, names[i])), seqs[i]);
-	CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+		CHECK_EQ(pbus_param_seq(find(ro, names[i])), seqs[i]);
+	CHECK_EQ(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
 	CHECK(d == 13);
 	/* A parameter twice: written twice, in order. */
 	rec.vset = 1;
 	rec.vset_again = 2;
-	CHECK_EQ_INT(pbus_batch_write(bad, &rec, NULL, 0), 0);
-	CHECK_EQ_INT(pbus_param_seq(find(ro, "vset")), seqs[0] + 2);
-	CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_batch_write(bad, &rec, NULL, 0), 0);
+	CHECK_EQ(pbus_param_seq(find(ro, "vset")), seqs[0] + 2);
+	CHECK_EQ(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
 	CHECK(d == 2);
 	/* Each value on its own: the same checks first, then every field,
 	 * with one timestamp, each status. */
@@ -688,35 +687,35 @@ static void prepared_batches(void)
 		for (unsigned i = 0; i < 6; i++)
 			seqs[i] = pbus_param_seq(find(ro, names[i]));
 		refused.mode = 5;
-		CHECK_EQ_INT(pbus_batch_write_each(b, &refused, NULL, 0, &written), -ERANGE);
-		CHECK_EQ_INT(written, 0);
-		CHECK_EQ_INT(pbus_batch_write_each(b, NULL, NULL, 0, &written), -EINVAL);
-		CHECK_EQ_INT(pbus_batch_write_each(NULL, &rec, NULL, 0, NULL), -EINVAL);
+		CHECK_EQ(pbus_batch_write_each(b, &refused, NULL, 0, &written), -ERANGE);
+		CHECK_EQ(written, 0);
+		CHECK_EQ(pbus_batch_write_each(b, NULL, NULL, 0, &written), -EINVAL);
+		CHECK_EQ(pbus_batch_write_each(NULL, &rec, NULL, 0, NULL), -EINVAL);
 		for (unsigned i = 0; i < 6; i++)
-			CHECK_EQ_INT(pbus_param_seq(find(ro, names[i])), seqs[i]);
+			CHECK_EQ(pbus_param_seq(find(ro, names[i])), seqs[i]);
 		rec.vset = 21.5;
 		rec.f32 = 3.25f;
-		CHECK_EQ_INT(pbus_batch_write_each(b, &rec, status, 777, &written), 0);
-		CHECK_EQ_INT(written, 6);
+		CHECK_EQ(pbus_batch_write_each(b, &rec, status, 777, &written), 0);
+		CHECK_EQ(written, 6);
 		for (unsigned i = 0; i < 6; i++) {
 			unsigned char buf[8];
 
 			CHECK(pbus_param_read(find(ro, names[i]), buf, sizeof(buf), &sample) >= 0);
-			CHECK_EQ_INT(sample.seq, seqs[i] + 1);
-			CHECK_EQ_INT(sample.timestamp_ns, 777);
-			CHECK_EQ_INT(sample.status, status[i]);
+			CHECK_EQ(sample.seq, seqs[i] + 1);
+			CHECK_EQ(sample.timestamp_ns, 777);
+			CHECK_EQ(sample.status, status[i]);
 		}
-		CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+		CHECK_EQ(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
 		CHECK(d == 21.5);
-		CHECK_EQ_INT(pbus_param_get_float(find(ro, "f32"), &f), PBUS_STATUS_MAJOR);
+		CHECK_EQ(pbus_param_get_float(find(ro, "f32"), &f), PBUS_STATUS_MAJOR);
 		CHECK(f == 3.25f);
 		/* A parameter twice: both writes, in order. */
 		rec.vset = 3;
 		rec.vset_again = 4;
-		CHECK_EQ_INT(pbus_batch_write_each(bad, &rec, NULL, 0, &written), 0);
-		CHECK_EQ_INT(written, 7);
-		CHECK_EQ_INT(pbus_param_seq(find(ro, "vset")), seqs[0] + 3);
-		CHECK_EQ_INT(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
+		CHECK_EQ(pbus_batch_write_each(bad, &rec, NULL, 0, &written), 0);
+		CHECK_EQ(written, 7);
+		CHECK_EQ(pbus_param_seq(find(ro, "vset")), seqs[0] + 3);
+		CHECK_EQ(pbus_param_get_double(find(ro, "vset"), &d), PBUS_STATUS_OK);
 		CHECK(d == 4);
 		rec.vset = 1;
 	}
@@ -725,21 +724,21 @@ static void prepared_batches(void)
 		struct pbus_batch_field fields[1] = {FIELD(owner, "meas", vset)};
 		struct pbus_batch *own = NULL;
 
-		CHECK_EQ_INT(pbus_batch_new(owner, fields, 1, &own), 0);
-		CHECK_EQ_INT(pbus_batch_write(own, &rec, NULL, 0), 0);
-		CHECK_EQ_INT(pbus_param_get_double(find(ro, "meas"), &d), PBUS_STATUS_OK);
+		CHECK_EQ(pbus_batch_new(owner, fields, 1, &own), 0);
+		CHECK_EQ(pbus_batch_write(own, &rec, NULL, 0), 0);
+		CHECK_EQ(pbus_param_get_double(find(ro, "meas"), &d), PBUS_STATUS_OK);
 		CHECK(d == 1);
 		pbus_batch_free(own);
 	}
 	/* A closed instance. */
 	pbus_instance_remove(owner);
 	owner = NULL;
-	CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -ESTALE);
+	CHECK_EQ(pbus_batch_write(b, &rec, NULL, 0), -ESTALE);
 	{
 		size_t written = 99;
 
-		CHECK_EQ_INT(pbus_batch_write_each(b, &rec, NULL, 0, &written), -ESTALE);
-		CHECK_EQ_INT(written, 0);
+		CHECK_EQ(pbus_batch_write_each(b, &rec, NULL, 0, &written), -ESTALE);
+		CHECK_EQ(written, 0);
 	}
 out:
 	pbus_batch_free(b);
@@ -760,15 +759,15 @@ static void text_conversion(void)
 
 	if (!owner)
 		return;
-	CHECK_EQ_INT(pbus_param_parse(find(owner, "vset"), "3.3", buf, sizeof(buf), &len), 0);
-	CHECK_EQ_INT(len, 8);
-	CHECK_EQ_INT(pbus_param_format(find(owner, "vset"), buf, len, out, sizeof(out)), 3);
+	CHECK_EQ(pbus_param_parse(find(owner, "vset"), "3.3", buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, 8);
+	CHECK_EQ(pbus_param_format(find(owner, "vset"), buf, len, out, sizeof(out)), 3);
 	CHECK_EQ_STR(out, "3.3");
-	CHECK_EQ_INT(pbus_param_parse(find(owner, "vset"), "31", buf, sizeof(buf), &len), -ERANGE);
-	CHECK_EQ_INT(pbus_param_parse(find(owner, "mode"), "tripped", buf, sizeof(buf), &len), 0);
-	CHECK_EQ_INT(pbus_param_format(find(owner, "mode"), buf, len, out, sizeof(out)), 7);
+	CHECK_EQ(pbus_param_parse(find(owner, "vset"), "31", buf, sizeof(buf), &len), -ERANGE);
+	CHECK_EQ(pbus_param_parse(find(owner, "mode"), "tripped", buf, sizeof(buf), &len), 0);
+	CHECK_EQ(pbus_param_format(find(owner, "mode"), buf, len, out, sizeof(out)), 7);
 	CHECK_EQ_STR(out, "TRIPPED");
-	CHECK_EQ_INT(pbus_param_parse(find(owner, "samples"), "1,2,3,4,5,6", buf, sizeof(buf), &len),
+	CHECK_EQ(pbus_param_parse(find(owner, "samples"), "1,2,3,4,5,6", buf, sizeof(buf), &len),
 		     -EMSGSIZE);
 	pbus_instance_remove(owner);
 }
@@ -806,9 +805,9 @@ static void *delayed_writer(void *arg)
 			{.index = a->param->index_, .value = &a->value, .length = 8},
 		};
 
-		CHECK_EQ_INT(pbus_table_write_many(a->param->table_, wr, 2), 0);
+		CHECK_EQ(pbus_table_write_many(a->param->table_, wr, 2), 0);
 	} else if (a->batch) {
-		CHECK_EQ_INT(pbus_batch_write(a->batch, a->record, NULL, 0), 0);
+		CHECK_EQ(pbus_batch_write(a->batch, a->record, NULL, 0), 0);
 	} else {
 		pbus_param_set_double(a->param, a->value);
 	}
@@ -824,11 +823,11 @@ static void woken_by(struct pbus_watch *w, struct writer_arg *arg, uint32_t inde
 	int64_t t0 = pbus_monotonic_ns();
 
 	pthread_create(&th, NULL, delayed_writer, arg);
-	CHECK_EQ_INT(pbus_watch_wait(w, 5 * INT64_C(1000000000)), 1);
+	CHECK_EQ(pbus_watch_wait(w, 5 * INT64_C(1000000000)), 1);
 	CHECK(pbus_monotonic_ns() - t0 < INT64_C(4000000000));
-	CHECK_EQ_INT(pbus_watch_next(w, &got), 1);
-	CHECK_EQ_INT(got, index);
-	CHECK_EQ_INT(pbus_watch_next(w, &got), 0);
+	CHECK_EQ(pbus_watch_next(w, &got), 1);
+	CHECK_EQ(got, index);
+	CHECK_EQ(pbus_watch_next(w, &got), 0);
 	pthread_join(th, NULL);
 }
 
@@ -841,25 +840,25 @@ static void waits(void)
 	int64_t t0;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_READ, &r) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		pbus_instance_remove(owner);
 		return;
 	}
-	CHECK_EQ_INT(pbus_watch_new(r, idx, 2, &w), 0);
-	CHECK_EQ_INT(pbus_watch_new(r, NULL, 0, &all), 0);
-	CHECK_EQ_INT(pbus_watch_new(r, (uint32_t[]){99}, 1, &all), -ENOENT);
+	CHECK_EQ(pbus_watch_new(r, idx, 2, &w), 0);
+	CHECK_EQ(pbus_watch_new(r, NULL, 0, &all), 0);
+	CHECK_EQ(pbus_watch_new(r, (uint32_t[]){99}, 1, &all), -ENOENT);
 	/* Nothing changed: a zero timeout returns at once, a short one times out. */
-	CHECK_EQ_INT(pbus_watch_wait(w, 0), -ETIMEDOUT);
+	CHECK_EQ(pbus_watch_wait(w, 0), -ETIMEDOUT);
 	t0 = pbus_monotonic_ns();
-	CHECK_EQ_INT(pbus_watch_wait(w, 50 * 1000000), -ETIMEDOUT);
+	CHECK_EQ(pbus_watch_wait(w, 50 * 1000000), -ETIMEDOUT);
 	CHECK(pbus_monotonic_ns() - t0 >= 49 * 1000000);
 	/* A change of an unwatched parameter does not end the wait. */
-	CHECK_EQ_INT(pbus_param_set_float(find(owner, "f32"), 1.0f), 0);
-	CHECK_EQ_INT(pbus_watch_wait(w, 0), -ETIMEDOUT);
-	CHECK_EQ_INT(pbus_watch_wait(all, 0), 1);
-	CHECK_EQ_INT(pbus_watch_next(all, &got), 1);
-	CHECK_EQ_INT(got, 9);
-	CHECK_EQ_INT(pbus_watch_next(all, &got), 0);
+	CHECK_EQ(pbus_param_set_float(find(owner, "f32"), 1.0f), 0);
+	CHECK_EQ(pbus_watch_wait(w, 0), -ETIMEDOUT);
+	CHECK_EQ(pbus_watch_wait(all, 0), 1);
+	CHECK_EQ(pbus_watch_next(all, &got), 1);
+	CHECK_EQ(got, 9);
+	CHECK_EQ(pbus_watch_next(all, &got), 0);
 	/* A writer in another thread wakes the sleeping waiter, and so does a
 	 * batch that writes it after an unwatched parameter. */
 	arg = (struct writer_arg){find(owner, "meas"), 7.0, 30, NULL, NULL, NULL, NULL};
@@ -876,20 +875,20 @@ static void waits(void)
 		struct pbus_batch_field fields[2] = {{find(owner, "f32"), 0}, {find(owner, "meas"), 8}};
 		struct pbus_batch *b = NULL;
 
-		CHECK_EQ_INT(pbus_batch_new(owner, fields, 2, &b), 0);
+		CHECK_EQ(pbus_batch_new(owner, fields, 2, &b), 0);
 		arg = (struct writer_arg){find(owner, "meas"), 0, 30, NULL, b, &rec, NULL};
 		if (b)
 			woken_by(w, &arg, 15);
 		pbus_batch_free(b);
 	}
 	/* The waiter registration is gone after the wait. */
-	CHECK_EQ_INT(r->waiters[15], 0);
-	CHECK_EQ_INT(r->wake->param_waiters, 0);
-	CHECK_EQ_INT(r->wake->any_waiters, 0);
+	CHECK_EQ(r->waiters[15], 0);
+	CHECK_EQ(r->wake->param_waiters, 0);
+	CHECK_EQ(r->wake->any_waiters, 0);
 	/* Closing the instance ends waits with -ESTALE. */
 	pbus_instance_remove(owner);
-	CHECK_EQ_INT(pbus_watch_wait(w, 1000000000), -ESTALE);
-	CHECK_EQ_INT(pbus_table_state(r), PBUS_TABLE_CLOSED);
+	CHECK_EQ(pbus_watch_wait(w, 1000000000), -ESTALE);
+	CHECK_EQ(pbus_table_state(r), PBUS_TABLE_CLOSED);
 	pbus_watch_free(w);
 	pbus_watch_free(all);
 	pbus_table_close(r);
@@ -901,25 +900,25 @@ static void states_and_replacement(void)
 	char path[256];
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_READ, &r) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		pbus_instance_remove(owner);
 		return;
 	}
 	/* A second owner is refused while the first lives. */
-	CHECK_EQ_INT(pbus_instance_create(instance, schema, NULL, &second), -EBUSY);
+	CHECK_EQ(pbus_instance_create(instance, schema, NULL, &second), -EBUSY);
 	CHECK(second == NULL);
 	/* An owner that goes away without cleaning up (its lock is released,
 	 * as the kernel does when a process dies) leaves an orphan... */
 	close(owner->lock_fd);
 	owner->lock_fd = -1;
 	owner->header->owner_pid = 1u << 30; /* a pid that does not run */
-	CHECK_EQ_INT(pbus_table_state(r), PBUS_TABLE_ORPHANED);
+	CHECK_EQ(pbus_table_state(r), PBUS_TABLE_ORPHANED);
 	/* ...which the next owner replaces; old readers learn it. */
-	CHECK_EQ_INT(pbus_instance_create(instance, schema, NULL, &second), 0);
-	CHECK_EQ_INT(pbus_instance_publish(second), 0);
-	CHECK_EQ_INT(pbus_table_state(r), PBUS_TABLE_REPLACED);
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &again), 0);
-	CHECK_EQ_INT(pbus_table_state(again), PBUS_TABLE_LIVE);
+	CHECK_EQ(pbus_instance_create(instance, schema, NULL, &second), 0);
+	CHECK_EQ(pbus_instance_publish(second), 0);
+	CHECK_EQ(pbus_table_state(r), PBUS_TABLE_REPLACED);
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &again), 0);
+	CHECK_EQ(pbus_table_state(again), PBUS_TABLE_LIVE);
 	pbus_table_close(again);
 	pbus_table_close(r);
 	pbus_table_destroy(owner); /* the stale owner's memory only */
@@ -940,7 +939,7 @@ static void validation_refuses_damage(void)
 
 	if (!owner)
 		return;
-	CHECK_EQ_INT(pbus_segment_validate(owner->base, owner->size), 0);
+	CHECK_EQ(pbus_segment_validate(owner->base, owner->size), 0);
 	copy = malloc(owner->size);
 	meta = owner->header->slots_offset;
 	for (size_t off = 0; off < meta; off++) {
@@ -957,8 +956,8 @@ static void validation_refuses_damage(void)
 		}
 	}
 	CHECK(refused > meta); /* most header/descriptor damage is caught */
-	CHECK_EQ_INT(pbus_segment_validate(owner->base, owner->size - 4096), -EPROTO);
-	CHECK_EQ_INT(pbus_segment_validate(owner->base, 100), -EPROTO);
+	CHECK_EQ(pbus_segment_validate(owner->base, owner->size - 4096), -EPROTO);
+	CHECK_EQ(pbus_segment_validate(owner->base, 100), -EPROTO);
 	free(copy);
 	pbus_instance_remove(owner);
 }
@@ -991,7 +990,7 @@ static pid_t start_stopped_holder(const char *name, bool as_lock)
 
 	if (child == 0)
 		_exit(stopped_holder(name, as_lock));
-	CHECK_EQ_INT(waitpid(child, &status, WUNTRACED), child);
+	CHECK_EQ(waitpid(child, &status, WUNTRACED), child);
 	CHECK(WIFSTOPPED(status));
 	return child;
 }
@@ -1018,7 +1017,7 @@ static void batches_with_a_busy_parameter(void)
 	int64_t t0;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		pbus_instance_remove(owner);
 		return;
 	}
@@ -1035,45 +1034,45 @@ static void batches_with_a_busy_parameter(void)
 		wr[0] = (struct pbus_write){.index = 10, .value = &v5, .length = 8};
 		wr[1] = (struct pbus_write){.index = 2, .value = &i16, .length = 2};
 		t0 = pbus_monotonic_ns();
-		CHECK_EQ_INT(pbus_table_write_many(w, wr, 2), -EBUSY);
+		CHECK_EQ(pbus_table_write_many(w, wr, 2), -EBUSY);
 		CHECK(pbus_monotonic_ns() - t0 >= INT64_C(900000000));
-		CHECK_EQ_INT(wr[0].result, 0);
-		CHECK_EQ_INT(wr[1].result, -EBUSY);
+		CHECK_EQ(wr[0].result, 0);
+		CHECK_EQ(wr[1].result, -EBUSY);
 		CHECK(wr[0].seq == 0 && wr[1].seq == 0);
 		CHECK(pbus_param_seq(find(w, "vset")) == seq); /* unchanged */
 		/* pbusd's way: no waiting at all. */
 		t0 = pbus_monotonic_ns();
-		CHECK_EQ_INT(pbus_table_write_many_try(w, wr, 2), -EAGAIN);
+		CHECK_EQ(pbus_table_write_many_try(w, wr, 2), -EAGAIN);
 		CHECK(pbus_monotonic_ns() - t0 < INT64_C(100000000));
-		CHECK_EQ_INT(wr[0].result, 0);
-		CHECK_EQ_INT(wr[1].result, -EAGAIN);
+		CHECK_EQ(wr[0].result, 0);
+		CHECK_EQ(wr[1].result, -EAGAIN);
 		CHECK(pbus_param_seq(find(w, "vset")) == seq);
 		/* In the other order too (the held one first). */
 		wr[2] = wr[0];
-		CHECK_EQ_INT(pbus_table_write_many_try(w, &wr[1], 2), -EAGAIN);
+		CHECK_EQ(pbus_table_write_many_try(w, &wr[1], 2), -EAGAIN);
 		CHECK(pbus_param_seq(find(w, "vset")) == seq);
 		/* A prepared batch likewise. */
-		CHECK_EQ_INT(pbus_batch_new(w, fields, 2, &b), 0);
-		CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), -EBUSY);
+		CHECK_EQ(pbus_batch_new(w, fields, 2, &b), 0);
+		CHECK_EQ(pbus_batch_write(b, &rec, NULL, 0), -EBUSY);
 		CHECK(pbus_param_seq(find(w, "vset")) == seq);
 		/* Each on its own: the fields before the held one are written,
 		 * and the call says so. */
 		t0 = pbus_monotonic_ns();
-		CHECK_EQ_INT(pbus_batch_write_each(b, &rec, NULL, 0, &written), -EBUSY);
+		CHECK_EQ(pbus_batch_write_each(b, &rec, NULL, 0, &written), -EBUSY);
 		CHECK(pbus_monotonic_ns() - t0 >= INT64_C(900000000));
-		CHECK_EQ_INT(written, 1);
+		CHECK_EQ(written, 1);
 		CHECK(pbus_param_seq(find(w, "vset")) == seq + 1);
-		CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &got), 0);
+		CHECK_EQ(pbus_param_get_double(find(w, "vset"), &got), 0);
 		CHECK(got == 9);
 		/* The holder dies: everything goes through, at once. */
 		end_holder(child);
 		t0 = pbus_monotonic_ns();
-		CHECK_EQ_INT(pbus_table_write_many_try(w, wr, 2), 0);
-		CHECK_EQ_INT(pbus_batch_write(b, &rec, NULL, 0), 0);
-		CHECK_EQ_INT(pbus_batch_write_each(b, &rec, NULL, 0, &written), 0);
-		CHECK_EQ_INT(written, 2);
+		CHECK_EQ(pbus_table_write_many_try(w, wr, 2), 0);
+		CHECK_EQ(pbus_batch_write(b, &rec, NULL, 0), 0);
+		CHECK_EQ(pbus_batch_write_each(b, &rec, NULL, 0, &written), 0);
+		CHECK_EQ(written, 2);
 		CHECK(pbus_monotonic_ns() - t0 < INT64_C(500000000));
-		CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &got), 0);
+		CHECK_EQ(pbus_param_get_double(find(w, "vset"), &got), 0);
 		CHECK(got == 9);
 		pbus_batch_free(b);
 	}
@@ -1082,10 +1081,10 @@ static void batches_with_a_busy_parameter(void)
 	wr[0] = (struct pbus_write){.index = 10, .value = &v5, .length = 8};
 	wr[1] = (struct pbus_write){.index = 10, .value = &v7, .length = 8};
 	t0 = pbus_monotonic_ns();
-	CHECK_EQ_INT(pbus_table_write_many(w, wr, 2), 0);
+	CHECK_EQ(pbus_table_write_many(w, wr, 2), 0);
 	CHECK(pbus_monotonic_ns() - t0 < INT64_C(100000000));
 	CHECK(wr[1].seq == wr[0].seq + 1);
-	CHECK_EQ_INT(pbus_param_get_double(find(w, "vset"), &got), 0);
+	CHECK_EQ(pbus_param_get_double(find(w, "vset"), &got), 0);
 	CHECK(got == 7);
 	pbus_table_close(w);
 	pbus_instance_remove(owner);
@@ -1129,7 +1128,7 @@ static int64_t time_writes(const struct pbus_param *p, int count, int *ret_slow)
 	for (int i = 0; i < count; i++) {
 		int64_t a = pbus_monotonic_ns();
 
-		CHECK_EQ_INT(pbus_param_set_double(p, (double)(i % 30)), 0);
+		CHECK_EQ(pbus_param_set_double(p, (double)(i % 30)), 0);
 		if (each)
 			each[i] = pbus_monotonic_ns() - a;
 	}
@@ -1158,7 +1157,7 @@ static void reader_turns_are_bounded(void)
 	int slow_clean, slow;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		pbus_instance_remove(owner);
 		return;
 	}
@@ -1167,7 +1166,7 @@ static void reader_turns_are_bounded(void)
 	__atomic_store_n(&w->turns[p->index_], (uint64_t)pbus_monotonic_ns() + INT64_C(1000000000000),
 			 __ATOMIC_RELEASE);
 	t0 = pbus_monotonic_ns();
-	CHECK_EQ_INT(pbus_param_set_double(p, 2), 0);
+	CHECK_EQ(pbus_param_set_double(p, 2), 0);
 	CHECK(pbus_monotonic_ns() - t0 < INT64_C(20000000));
 	CHECK(__atomic_load_n(&w->turns[p->index_], __ATOMIC_ACQUIRE) == 0);
 	/* Posted turns, over and over, from another thread. */
@@ -1204,14 +1203,14 @@ static void untrusted_files_are_refused(void)
 	pbus_shm_path(path, sizeof(path), instance, "");
 	pbus_shm_path(lock, sizeof(lock), instance, ".lock");
 	/* A table others may write is not made. */
-	CHECK_EQ_INT(pbus_instance_create(instance, schema, &opts, &owner), -EINVAL);
+	CHECK_EQ(pbus_instance_create(instance, schema, &opts, &owner), -EINVAL);
 	/* A lock file somebody else made first (to lock the owner out) is
 	 * replaced by one only the owner's user can open. */
 	fd = open(lock, O_RDWR | O_CREAT | O_EXCL, 0666);
 	CHECK(fd >= 0);
-	CHECK_EQ_INT(fchown(fd, 12345, 12345), 0);
-	CHECK_EQ_INT(fchmod(fd, 0666), 0);
-	CHECK_EQ_INT(flock(fd, LOCK_EX), 0);
+	CHECK_EQ(fchown(fd, 12345, 12345), 0);
+	CHECK_EQ(fchmod(fd, 0666), 0);
+	CHECK_EQ(flock(fd, LOCK_EX), 0);
 	owner = create_instance();
 	close(fd);
 	if (!owner)
@@ -1219,33 +1218,33 @@ static void untrusted_files_are_refused(void)
 	{
 		struct stat st;
 
-		CHECK_EQ_INT(stat(lock, &st), 0);
+		CHECK_EQ(stat(lock, &st), 0);
 		CHECK(st.st_uid == geteuid() && (st.st_mode & 07777) == 0600);
 	}
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &t), 0);
 	pbus_table_close(t);
 	/* The segment of another user, or one others may write, is refused. */
-	CHECK_EQ_INT(chown(path, 12345, (gid_t)-1), 0);
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPERM);
+	CHECK_EQ(chown(path, 12345, (gid_t)-1), 0);
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPERM);
 	setenv("PBUS_OWNER", "nobody,12345", 1);
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPROTO); /* a wake segment not its */
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPROTO); /* a wake segment not its */
 	unsetenv("PBUS_OWNER");
-	CHECK_EQ_INT(chown(path, geteuid(), (gid_t)-1), 0);
-	CHECK_EQ_INT(chmod(path, 0646), 0);
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPERM);
-	CHECK_EQ_INT(chmod(path, 0644), 0);
+	CHECK_EQ(chown(path, geteuid(), (gid_t)-1), 0);
+	CHECK_EQ(chmod(path, 0646), 0);
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &t), -EPERM);
+	CHECK_EQ(chmod(path, 0644), 0);
 	/* The wake segment: System V shared memory, the owner's, of fixed size. */
-	CHECK_EQ_INT(shmctl((int)owner->header->wake_id, IPC_STAT, &ds), 0);
+	CHECK_EQ(shmctl((int)owner->header->wake_id, IPC_STAT, &ds), 0);
 	CHECK(ds.shm_perm.cuid == geteuid() && ds.shm_segsz >= owner->header->wake_size);
 	CHECK((ds.shm_perm.mode & 0777) == 0666);
 	/* Scribbled all over (header, counts, turns), it hides nothing. */
 	memset(owner->wake_base, 0xa5, owner->wake_size);
-	CHECK_EQ_INT(pbus_table_open(instance, PBUS_OPEN_WRITE, &t), 0);
+	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_WRITE, &t), 0);
 	if (t) {
 		int64_t t0 = pbus_monotonic_ns();
 
-		CHECK_EQ_INT(pbus_param_set_double(find(t, "vset"), 3), 0);
-		CHECK_EQ_INT(pbus_param_get_double(find(t, "vset"), &v), 0);
+		CHECK_EQ(pbus_param_set_double(find(t, "vset"), 3), 0);
+		CHECK_EQ(pbus_param_get_double(find(t, "vset"), &v), 0);
 		CHECK(v == 3);
 		CHECK(pbus_monotonic_ns() - t0 < INT64_C(20000000));
 		pbus_table_close(t);
@@ -1255,11 +1254,11 @@ static void untrusted_files_are_refused(void)
 		char aside[300];
 
 		snprintf(aside, sizeof(aside), "%s.aside", path);
-		CHECK_EQ_INT(rename(path, aside), 0);
-		CHECK_EQ_INT(symlink(aside, path), 0);
+		CHECK_EQ(rename(path, aside), 0);
+		CHECK_EQ(symlink(aside, path), 0);
 		CHECK(pbus_table_open(instance, PBUS_OPEN_READ, &t) < 0);
 		unlink(path);
-		CHECK_EQ_INT(rename(aside, path), 0);
+		CHECK_EQ(rename(aside, path), 0);
 	}
 	pbus_instance_remove(owner);
 }
@@ -1277,18 +1276,18 @@ static void waits_survive_zeroed_counts(void)
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_READ, &r) < 0 ||
 	    pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		goto out;
 	}
-	CHECK_EQ_INT(pbus_watch_new(r, (uint32_t[]){10}, 1, &watch), 0);
+	CHECK_EQ(pbus_watch_new(r, (uint32_t[]){10}, 1, &watch), 0);
 	/* A thread that zeroes every count while we sleep, then writes. */
 	arg = (struct writer_arg){find(w, "vset"), 4.0, 30, NULL, NULL, NULL, r};
 	pthread_create(&thread, NULL, delayed_writer, &arg);
 	t0 = pbus_monotonic_ns();
-	CHECK_EQ_INT(pbus_watch_wait(watch, INT64_C(5000000000)), 1);
+	CHECK_EQ(pbus_watch_wait(watch, INT64_C(5000000000)), 1);
 	CHECK(pbus_monotonic_ns() - t0 < INT64_C(1000000000));
-	CHECK_EQ_INT(pbus_watch_next(watch, &index), 1);
-	CHECK_EQ_INT(index, 10);
+	CHECK_EQ(pbus_watch_next(watch, &index), 1);
+	CHECK_EQ(index, 10);
 	pthread_join(thread, NULL);
 out:
 	pbus_watch_free(watch);
@@ -1339,58 +1338,57 @@ static void writer_bias_and_revocation(void)
 	float f = 0;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		goto out;
 	}
 	p = find(w, "f32");
 	q = find(owner, "f32");
 	CHECK(me != 0 && (me & ~PBUS_TOKEN_MASK) == 0);
-	CHECK_EQ_INT(pbus_token_tid(me), (uint32_t)syscall(SYS_gettid));
+	CHECK_EQ(pbus_token_tid(me), (uint32_t)syscall(SYS_gettid));
 	/* pbusd's own table takes no bias: the word stays free and fresh. */
-	CHECK_EQ_INT(pbus_param_set_float(q, 0.5f), 0);
+	CHECK_EQ(pbus_param_set_float(q, 0.5f), 0);
 	CHECK(lock_word(p) == 0);
 	/* The application's first write takes the bias; later ones keep it
 	 * without touching the word, and the announcement is cleared. */
-	CHECK_EQ_INT(pbus_param_set_float(p, 1.0f), 0);
+	CHECK_EQ(pbus_param_set_float(p, 1.0f), 0);
 	CHECK(lock_word(p) == (PBUS_LOCK_BIASED | me));
-	CHECK_EQ_INT(pbus_param_set_float(p, 1.5f), 0);
+	CHECK_EQ(pbus_param_set_float(p, 1.5f), 0);
 	CHECK(lock_word(p) == (PBUS_LOCK_BIASED | me));
 	CHECK(writing_word(w, p) == 0);
-	CHECK_EQ_INT(pbus_param_get_float(p, &f), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_get_float(p, &f), PBUS_STATUS_OK);
 	CHECK(f == 1.5f);
-	CHECK_EQ_INT(pbus_param_seq(p), 3);
+	CHECK_EQ(pbus_param_seq(p), 3);
 	/* A second thread revokes it: the word becomes SHARED. */
 	arg = (struct revoker_arg){.param = p, .value = &f25, .length = sizeof(f25)};
 	pthread_create(&th, NULL, revoker, &arg);
 	pthread_join(th, NULL);
-	CHECK_EQ_INT(arg.result, 0);
+	CHECK_EQ(arg.result, 0);
 	CHECK(arg.token != me);
 	CHECK(lock_word(p) == PBUS_LOCK_SHARED);
-	CHECK_EQ_INT(pbus_param_get_float(p, &f), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_get_float(p, &f), PBUS_STATUS_OK);
 	CHECK(f == 2.5f);
 	/* For good: however often one thread writes it now, each write takes
 	 * the lock and leaves the word SHARED (a revoked owner may still store
 	 * a late announcement, which must never meet a new owner's). */
 	for (unsigned i = 1; i <= 2000; i++) {
-		CHECK_EQ_INT(pbus_param_set_float(p, (float)i), 0);
+		CHECK_EQ(pbus_param_set_float(p, (float)i), 0);
 		if (lock_word(p) != PBUS_LOCK_SHARED) {
-			printf("  write %u: lock word 0x%llx\n", i, (unsigned long long)lock_word(p));
-			check_failures_in_case++;
+			CHECK_FAIL("write %u: lock word 0x%llx", i, (unsigned long long)lock_word(p));
 			break;
 		}
 	}
-	CHECK_EQ_INT(pbus_param_get_float(p, &f), PBUS_STATUS_OK);
+	CHECK_EQ(pbus_param_get_float(p, &f), PBUS_STATUS_OK);
 	CHECK(f == 2000.0f);
 	/* pbusd's writes revoke like anyone's: "u8" biased to us, then
 	 * written through pbusd's table from another thread. */
-	CHECK_EQ_INT(pbus_param_set_uint8(find(w, "u8"), 1), 0);
+	CHECK_EQ(pbus_param_set_uint8(find(w, "u8"), 1), 0);
 	CHECK(lock_word(find(w, "u8")) == (PBUS_LOCK_BIASED | me));
 	arg = (struct revoker_arg){.param = find(owner, "u8"), .value = &u8, .length = 1};
 	pthread_create(&th, NULL, revoker, &arg);
 	pthread_join(th, NULL);
-	CHECK_EQ_INT(arg.result, 0);
+	CHECK_EQ(arg.result, 0);
 	CHECK(lock_word(find(w, "u8")) == PBUS_LOCK_SHARED);
-	CHECK_EQ_INT(pbus_param_seq(p), 3 + 1 + 2000);
+	CHECK_EQ(pbus_param_seq(p), 3 + 1 + 2000);
 out:
 	pbus_table_close(w);
 	pbus_instance_remove(owner);
@@ -1423,26 +1421,26 @@ static void writer_dead_or_stopped_owner(void)
 	int status;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		goto out;
 	}
 	p = find(w, "u32");
 	child = fork();
 	if (child == 0)
 		_exit(stopped_owner());
-	CHECK_EQ_INT(waitpid(child, &status, WUNTRACED), child);
+	CHECK_EQ(waitpid(child, &status, WUNTRACED), child);
 	CHECK(WIFSTOPPED(status));
 	CHECK((lock_word(p) & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_BIASED);
-	CHECK_EQ_INT(pbus_token_tid(lock_word(p)), child);
+	CHECK_EQ(pbus_token_tid(lock_word(p)), child);
 	/* A live owner stuck in a write: we give up after a second with EBUSY,
 	 * and hand the bias back so that the next writer waits for it too. */
 	t0 = pbus_monotonic_ns();
-	CHECK_EQ_INT(pbus_param_set_uint32(p, 2), -EBUSY);
+	CHECK_EQ(pbus_param_set_uint32(p, 2), -EBUSY);
 	CHECK(pbus_monotonic_ns() - t0 >= INT64_C(900000000));
-	CHECK_EQ_INT(pbus_token_tid(lock_word(p)), child);
+	CHECK_EQ(pbus_token_tid(lock_word(p)), child);
 	CHECK((lock_word(p) & PBUS_LOCK_STATE_MASK) == PBUS_LOCK_BIASED);
-	CHECK_EQ_INT(pbus_param_get_uint32(p, &v), PBUS_STATUS_OK);
-	CHECK_EQ_INT(v, 1);
+	CHECK_EQ(pbus_param_get_uint32(p, &v), PBUS_STATUS_OK);
+	CHECK_EQ(v, 1);
 	/* Once it is dead (a zombie, not reaped yet, counts), the write goes
 	 * through at once, the announcement is cleared, and the bias passes to
 	 * us (a dead owner can store nothing late). */
@@ -1455,13 +1453,13 @@ static void writer_dead_or_stopped_owner(void)
 		usleep(1000);
 	}
 	t0 = pbus_monotonic_ns();
-	CHECK_EQ_INT(pbus_param_set_uint32(p, 3), 0);
+	CHECK_EQ(pbus_param_set_uint32(p, 3), 0);
 	CHECK(pbus_monotonic_ns() - t0 < INT64_C(500000000));
-	CHECK_EQ_INT(pbus_param_get_uint32(p, &v), PBUS_STATUS_OK);
-	CHECK_EQ_INT(v, 3);
+	CHECK_EQ(pbus_param_get_uint32(p, &v), PBUS_STATUS_OK);
+	CHECK_EQ(v, 3);
 	CHECK(writing_word(w, p) == 0);
 	CHECK(lock_word(p) == (PBUS_LOCK_BIASED | pbus_thread_token()));
-	CHECK_EQ_INT(waitpid(child, &status, 0), child);
+	CHECK_EQ(waitpid(child, &status, 0), child);
 out:
 	pbus_table_close(w);
 	pbus_instance_remove(owner);
@@ -1495,22 +1493,22 @@ static void writer_bias_across_fork(void)
 	pid_t child;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		goto out;
 	}
 	p = find(w, "i16");
-	CHECK_EQ_INT(pbus_param_set_int16(p, 1), 0);
+	CHECK_EQ(pbus_param_set_int16(p, 1), 0);
 	CHECK(lock_word(p) == (PBUS_LOCK_BIASED | pbus_thread_token()));
 	child = fork();
 	if (child == 0)
 		_exit(forked_writer(w));
-	CHECK_EQ_INT(waitpid(child, &status, 0), child);
+	CHECK_EQ(waitpid(child, &status, 0), child);
 	CHECK(WIFEXITED(status));
-	CHECK_EQ_INT(WEXITSTATUS(status), 0);
-	CHECK_EQ_INT(pbus_param_get_int16(p, &v), PBUS_STATUS_OK);
-	CHECK_EQ_INT(v, 7);
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	CHECK_EQ(pbus_param_get_int16(p, &v), PBUS_STATUS_OK);
+	CHECK_EQ(v, 7);
 	/* The parent writes on, under the lock now. */
-	CHECK_EQ_INT(pbus_param_set_int16(p, 2), 0);
+	CHECK_EQ(pbus_param_set_int16(p, 2), 0);
 	CHECK(lock_word(p) == PBUS_LOCK_SHARED);
 out:
 	pbus_table_close(w);
@@ -1529,7 +1527,7 @@ static void timestamps_follow_the_clock(void)
 	double v;
 
 	if (!owner || pbus_table_open(instance, PBUS_OPEN_WRITE, &w) < 0) {
-		check_failures_in_case++;
+		CHECK_FAIL("cannot make or open the test instance");
 		goto out;
 	}
 	p = find(w, "u64");
@@ -1538,9 +1536,9 @@ static void timestamps_follow_the_clock(void)
 	for (unsigned i = 0; i < 4000; i++) {
 		uint64_t before = pbus_realtime_ns(), after;
 
-		CHECK_EQ_INT(pbus_param_set_uint64(p, i), 0);
+		CHECK_EQ(pbus_param_set_uint64(p, i), 0);
 		after = pbus_realtime_ns();
-		CHECK_EQ_INT(pbus_param_read(p, &v, sizeof(v), &sample), PBUS_STATUS_OK);
+		CHECK_EQ(pbus_param_read(p, &v, sizeof(v), &sample), PBUS_STATUS_OK);
 		if (sample.timestamp_ns + 1000 < before || sample.timestamp_ns > after + 1000 ||
 		    sample.timestamp_ns < last)
 			bad++;
@@ -1556,7 +1554,7 @@ static void timestamps_follow_the_clock(void)
 		printf("  %u of 4000 timestamps off (earliest %llu ns before, latest %llu ns after "
 		       "the write's clock_gettime() window)\n",
 		       bad, (unsigned long long)worst_early, (unsigned long long)worst_late);
-	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ(bad, 0);
 out:
 	pbus_table_close(w);
 	pbus_instance_remove(owner);
@@ -1566,7 +1564,7 @@ int main(void)
 {
 	char err[256];
 
-	check_suite = "unit/table";
+	pbus_check_suite("unit/table");
 	snprintf(instance, sizeof(instance), "unit-table-%d", (int)getpid());
 	if (pbus_schema_parse(schema_text, sizeof(schema_text) - 1, "unit.pbs", err, sizeof(err),
 			      &schema) < 0) {

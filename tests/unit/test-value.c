@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "../../lib/value-internal.h"
-#include "check.h"
+#include "pbus-check.h"
 
 static const int32_t mode_values[] = {0, 1, 7};
 static const char *const mode_labels[] = {"OFF", "ON", "TRIPPED"};
@@ -29,12 +29,11 @@ static void round_trip(const struct pbus_typeinfo *ti, const char *text, const c
 	int r = pbus_value_parse(ti, text, buf, sizeof(buf), &len);
 
 	if (r < 0) {
-		printf("  parse '%s' as %u: %d\n", text, ti->type, r);
-		check_failures_in_case++;
+		CHECK_FAIL("parse '%s' as %u: %d", text, ti->type, r);
 		return;
 	}
 	r = pbus_value_format(ti, buf, len, out, sizeof(out));
-	CHECK_EQ_INT(r, (int)strlen(out));
+	CHECK_EQ(r, (int)strlen(out));
 	CHECK_EQ_STR(out, want ? want : text);
 }
 
@@ -56,22 +55,22 @@ static void scalars(void)
 	round_trip(&t, "true", NULL);
 	round_trip(&t, "0", "false");
 	round_trip(&t, "ON", "true");
-	CHECK_EQ_INT(parse_error(&t, "maybe"), -EINVAL);
+	CHECK_EQ(parse_error(&t, "maybe"), -EINVAL);
 	t = scalar(PBUS_TYPE_INT8);
 	round_trip(&t, "-128", NULL);
 	round_trip(&t, "127", NULL);
-	CHECK_EQ_INT(parse_error(&t, "128"), -ERANGE);
-	CHECK_EQ_INT(parse_error(&t, "0x10"), -EINVAL);
-	CHECK_EQ_INT(parse_error(&t, "1.5"), -EINVAL);
-	CHECK_EQ_INT(parse_error(&t, ""), -EINVAL);
-	CHECK_EQ_INT(parse_error(&t, " 1"), -EINVAL);
+	CHECK_EQ(parse_error(&t, "128"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "0x10"), -EINVAL);
+	CHECK_EQ(parse_error(&t, "1.5"), -EINVAL);
+	CHECK_EQ(parse_error(&t, ""), -EINVAL);
+	CHECK_EQ(parse_error(&t, " 1"), -EINVAL);
 	t = scalar(PBUS_TYPE_UINT16);
 	round_trip(&t, "65535", NULL);
-	CHECK_EQ_INT(parse_error(&t, "-1"), -ERANGE);
-	CHECK_EQ_INT(parse_error(&t, "65536"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "-1"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "65536"), -ERANGE);
 	t = scalar(PBUS_TYPE_INT64);
 	round_trip(&t, "-9223372036854775808", NULL);
-	CHECK_EQ_INT(parse_error(&t, "9223372036854775808"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "9223372036854775808"), -ERANGE);
 	t = scalar(PBUS_TYPE_UINT64);
 	round_trip(&t, "18446744073709551615", NULL);
 	t = scalar(PBUS_TYPE_DOUBLE);
@@ -80,13 +79,13 @@ static void scalars(void)
 	round_trip(&t, "1e-300", NULL);
 	round_trip(&t, "-2.5", NULL);
 	round_trip(&t, "0.30000000000000004", NULL);
-	CHECK_EQ_INT(parse_error(&t, "nan"), -EINVAL);
-	CHECK_EQ_INT(parse_error(&t, "inf"), -EINVAL);
-	CHECK_EQ_INT(parse_error(&t, "1e999"), -ERANGE);
-	CHECK_EQ_INT(parse_error(&t, "3V"), -EINVAL);
+	CHECK_EQ(parse_error(&t, "nan"), -EINVAL);
+	CHECK_EQ(parse_error(&t, "inf"), -EINVAL);
+	CHECK_EQ(parse_error(&t, "1e999"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "3V"), -EINVAL);
 	t = scalar(PBUS_TYPE_FLOAT);
 	round_trip(&t, "3.3", NULL);
-	CHECK_EQ_INT(parse_error(&t, "1e39"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "1e39"), -ERANGE);
 }
 
 static void limits(void)
@@ -99,20 +98,20 @@ static void limits(void)
 	t.max.d = 30;
 	round_trip(&t, "30", NULL);
 	round_trip(&t, "0", NULL);
-	CHECK_EQ_INT(parse_error(&t, "30.0000001"), -ERANGE);
-	CHECK_EQ_INT(parse_error(&t, "-0.1"), -ERANGE);
-	CHECK_EQ_INT(pbus_value_check(&t, &nan_value, 8), -ERANGE);
-	CHECK_EQ_INT(pbus_value_check(&t, &nan_value, 4), -EINVAL);
+	CHECK_EQ(parse_error(&t, "30.0000001"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "-0.1"), -ERANGE);
+	CHECK_EQ(pbus_value_check(&t, &nan_value, 8), -ERANGE);
+	CHECK_EQ(pbus_value_check(&t, &nan_value, 4), -EINVAL);
 
 	t = scalar(PBUS_TYPE_INT32);
 	t.flags = PBUS_PARAM_HAS_MIN;
 	t.min.i = -3;
 	round_trip(&t, "-3", NULL);
-	CHECK_EQ_INT(parse_error(&t, "-4"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "-4"), -ERANGE);
 	t = scalar(PBUS_TYPE_UINT32);
 	t.flags = PBUS_PARAM_HAS_MAX;
 	t.max.u = 10;
-	CHECK_EQ_INT(parse_error(&t, "11"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "11"), -ERANGE);
 }
 
 static void enums(void)
@@ -126,10 +125,10 @@ static void enums(void)
 	round_trip(&t, "TRIPPED", NULL);
 	round_trip(&t, "on", "ON");
 	round_trip(&t, "7", "TRIPPED");
-	CHECK_EQ_INT(parse_error(&t, "5"), -ERANGE);
-	CHECK_EQ_INT(parse_error(&t, "BROKEN"), -EINVAL);
-	CHECK_EQ_INT(pbus_value_check(&t, &bad, 4), -ERANGE);
-	CHECK_EQ_INT(pbus_value_check(&t, &good, 4), 0);
+	CHECK_EQ(parse_error(&t, "5"), -ERANGE);
+	CHECK_EQ(parse_error(&t, "BROKEN"), -EINVAL);
+	CHECK_EQ(pbus_value_check(&t, &bad, 4), -ERANGE);
+	CHECK_EQ(pbus_value_check(&t, &good, 4), 0);
 }
 
 static void strings_and_bytes(void)
@@ -140,17 +139,17 @@ static void strings_and_bytes(void)
 	round_trip(&s, "", NULL);
 	round_trip(&s, "12345678", NULL);
 	round_trip(&s, "\xc3\xa9t\xc3\xa9", NULL); /* "été" */
-	CHECK_EQ_INT(parse_error(&s, "123456789"), -EMSGSIZE);
-	CHECK_EQ_INT(parse_error(&s, "\xc3"), -EINVAL);             /* truncated sequence */
-	CHECK_EQ_INT(parse_error(&s, "\xc0\xaf"), -EINVAL);         /* overlong */
-	CHECK_EQ_INT(parse_error(&s, "\xed\xa0\x80"), -EINVAL);     /* surrogate */
-	CHECK_EQ_INT(pbus_value_check(&s, "a\0b", 3), -EINVAL);     /* NUL inside */
+	CHECK_EQ(parse_error(&s, "123456789"), -EMSGSIZE);
+	CHECK_EQ(parse_error(&s, "\xc3"), -EINVAL);             /* truncated sequence */
+	CHECK_EQ(parse_error(&s, "\xc0\xaf"), -EINVAL);         /* overlong */
+	CHECK_EQ(parse_error(&s, "\xed\xa0\x80"), -EINVAL);     /* surrogate */
+	CHECK_EQ(pbus_value_check(&s, "a\0b", 3), -EINVAL);     /* NUL inside */
 	round_trip(&b, "00ff7a", NULL);
 	round_trip(&b, "ABCD", "abcd");
 	round_trip(&b, "", NULL);
-	CHECK_EQ_INT(parse_error(&b, "0"), -EINVAL);
-	CHECK_EQ_INT(parse_error(&b, "zz"), -EINVAL);
-	CHECK_EQ_INT(parse_error(&b, "00112233"), -EMSGSIZE);
+	CHECK_EQ(parse_error(&b, "0"), -EINVAL);
+	CHECK_EQ(parse_error(&b, "zz"), -EINVAL);
+	CHECK_EQ(parse_error(&b, "00112233"), -EMSGSIZE);
 }
 
 static void arrays(void)
@@ -164,16 +163,16 @@ static void arrays(void)
 	round_trip(&a, "1,-2,3", NULL);
 	round_trip(&a, "", NULL);
 	round_trip(&a, "7", NULL);
-	CHECK_EQ_INT(parse_error(&a, "1,2,3,4"), -EMSGSIZE);
-	CHECK_EQ_INT(parse_error(&a, "1,,2"), -EINVAL);
-	CHECK_EQ_INT(parse_error(&a, "1,2,"), -EINVAL);
-	CHECK_EQ_INT(parse_error(&a, "1,40000"), -ERANGE);
-	CHECK_EQ_INT(pbus_value_check(&a, odd, 3), -EINVAL);
+	CHECK_EQ(parse_error(&a, "1,2,3,4"), -EMSGSIZE);
+	CHECK_EQ(parse_error(&a, "1,,2"), -EINVAL);
+	CHECK_EQ(parse_error(&a, "1,2,"), -EINVAL);
+	CHECK_EQ(parse_error(&a, "1,40000"), -ERANGE);
+	CHECK_EQ(pbus_value_check(&a, odd, 3), -EINVAL);
 	round_trip(&d, "0.5,1e10", "0.5,10000000000");
 	round_trip(&d, "1e300,-0.25", "1e+300,-0.25");
 	a.flags = PBUS_PARAM_HAS_MAX;
 	a.max.i = 2;
-	CHECK_EQ_INT(parse_error(&a, "1,3"), -ERANGE);
+	CHECK_EQ(parse_error(&a, "1,3"), -ERANGE);
 }
 
 static void format_truncates_like_snprintf(void)
@@ -181,9 +180,9 @@ static void format_truncates_like_snprintf(void)
 	struct pbus_typeinfo s = {.type = PBUS_TYPE_STRING, .value_size = 16, .element_size = 1};
 	char out[4];
 
-	CHECK_EQ_INT(pbus_value_format(&s, "abcdef", 6, out, sizeof(out)), 6);
+	CHECK_EQ(pbus_value_format(&s, "abcdef", 6, out, sizeof(out)), 6);
 	CHECK_EQ_STR(out, "abc");
-	CHECK_EQ_INT(pbus_value_format(&s, "abcdef", 6, NULL, 0), 6);
+	CHECK_EQ(pbus_value_format(&s, "abcdef", 6, NULL, 0), 6);
 }
 
 /* UTF-8 validation, with every refusal both within the first 8 bytes and
@@ -240,7 +239,7 @@ static void utf8_validation(void)
 
 int main(void)
 {
-	check_suite = "unit/value";
+	pbus_check_suite("unit/value");
 	RUN_CASE(scalars);
 	RUN_CASE(limits);
 	RUN_CASE(enums);

@@ -35,6 +35,8 @@
 #include <parambus/client.h>
 #include <parambus/parambus.h>
 
+#include "pbus-check.h"
+
 #ifndef PBUS_TEST_PBUSD
 #define PBUS_TEST_PBUSD "daemon/pbusd"
 #endif
@@ -45,56 +47,6 @@
 #define WAIT_MS 5000        /* for anything that should come at once */
 #define RECONNECT_WAIT_MS 8000 /* the first reconnect comes after 1 s */
 #define WATCHDOG_S 180
-
-/* --- Results ------------------------------------------------------------------ */
-
-static const char *case_name;
-static char case_reason[512];
-static int case_failures, failed_cases;
-
-#define CHECK(cond) check_((cond), __LINE__, "%s", #cond)
-#define CHECK_MSG(cond, ...) check_((cond), __LINE__, __VA_ARGS__)
-#define CHECK_EQ(a, b)                                                                     \
-	do {                                                                               \
-		long long a_ = (long long)(a), b_ = (long long)(b);                        \
-		check_(a_ == b_, __LINE__, "%s is %lld, expected %s = %lld", #a, a_, #b, b_); \
-	} while (0)
-
-static bool check_(bool ok, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool check_(bool ok, int line, const char *fmt, ...)
-{
-	char text[400];
-	va_list ap;
-
-	if (ok)
-		return true;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (case_failures++ == 0)
-		snprintf(case_reason, sizeof(case_reason), "line %d: %s", line, text);
-	else
-		printf("  line %d: %s\n", line, text);
-	return false;
-}
-
-static void begin(const char *name)
-{
-	case_name = name;
-	case_failures = 0;
-	case_reason[0] = 0;
-}
-
-static void end(void)
-{
-	if (case_failures) {
-		printf("FAIL: client/%s: %s\n", case_name, case_reason);
-		failed_cases++;
-	} else {
-		printf("PASS: client/%s\n", case_name);
-	}
-	fflush(stdout);
-}
 
 /* --- pbusd ---------------------------------------------------------------------- */
 
@@ -476,7 +428,7 @@ static void test_connect(void)
 	const struct pbus_schema *got;
 	int r, fd;
 
-	begin("connect");
+	pbus_check_begin("connect");
 	CHECK(pbus_schema_load(schema_path, NULL, 0, &schema) == 0);
 	r = pbus_client_connect(instance, &o, &c);
 	CHECK_MSG(r == 0, "connect: %s", pbus_strerror(r));
@@ -504,7 +456,7 @@ static void test_connect(void)
 	pbus_client_close(NULL);
 	pbus_client_close(c);
 	pbus_schema_free(schema);
-	end();
+	pbus_check_end();
 }
 
 static void test_connect_errors(void)
@@ -515,7 +467,7 @@ static void test_connect_errors(void)
 	char name[64];
 	int fd, r;
 
-	begin("connect-errors");
+	pbus_check_begin("connect-errors");
 	/* No socket for the instance. */
 	snprintf(name, sizeof(name), "clienttest-%d-absent", (int)getpid());
 	CHECK_EQ(pbus_client_connect(name, &o, &c), -ENOENT);
@@ -547,7 +499,7 @@ static void test_connect_errors(void)
 	CHECK_MSG(r == 0, "connect through PBUS_SOCKET_DIR: %s", pbus_strerror(r));
 	unsetenv("PBUS_SOCKET_DIR");
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 static void test_find(void)
@@ -558,7 +510,7 @@ static void test_find(void)
 	int32_t value;
 	uint32_t index = 77;
 
-	begin("find");
+	pbus_check_begin("find");
 	if (c) {
 		CHECK(pbus_client_find(c, "trim", &index) == 0 && index == 3);
 		CHECK(pbus_client_find(c, "identity.manufacturer", &index) == 0 && index == 0);
@@ -580,7 +532,7 @@ static void test_find(void)
 		CHECK_EQ(pbus_client_enumerator(c, 3, 0, &label, &value), -EINVAL);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 /* Texts to parse as a value of every parameter of the test schema: good
@@ -630,7 +582,7 @@ static void test_view(void)
 	size_t len, len2;
 	int r;
 
-	begin("view");
+	pbus_check_begin("view");
 	r = pbus_table_open(instance, PBUS_OPEN_READ, &t);
 	CHECK_MSG(r == 0, "open the table: %s", pbus_strerror(r));
 	if (c && t) {
@@ -708,7 +660,7 @@ static void test_view(void)
 	}
 	pbus_table_close(t);
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 static void test_get(void)
@@ -720,7 +672,7 @@ static void test_get(void)
 	size_t length;
 	unsigned char buf[64];
 
-	begin("get");
+	pbus_check_begin("get");
 	if (c) {
 		idx[0] = index_of(c, "trim");
 		idx[1] = index_of(c, "mode");
@@ -758,7 +710,7 @@ static void test_get(void)
 		CHECK_EQ(pbus_client_format(c, 999, buf, 1, text, sizeof(text)), -ENOENT);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 static void test_set(void)
@@ -773,7 +725,7 @@ static void test_set(void)
 	uint32_t trim;
 	int r;
 
-	begin("set");
+	pbus_check_begin("set");
 	if (c) {
 		trim = index_of(c, "trim");
 		CHECK(pbus_client_get(c, &trim, 1, &v) == 0);
@@ -837,7 +789,7 @@ static void test_set(void)
 		CHECK_EQ(set_text(c, "trim", "0"), 0);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 /* Write access is per client (SO_PEERCRED): somebody else gets EPERM. */
@@ -846,7 +798,7 @@ static void test_set_permission(void)
 	pid_t pid;
 	int status = -1;
 
-	begin("set-eperm");
+	pbus_check_begin("set-eperm");
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -873,7 +825,7 @@ static void test_set_permission(void)
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "the unprivileged child failed (status %d: 10 setuid, 11 connect, 12 find, "
 		  "13 set not EPERM, 14 get)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	end();
+	pbus_check_end();
 }
 
 /* A socket of another user's where the client looks (socket-protocol.md
@@ -891,7 +843,7 @@ static void test_untrusted_server(void)
 	pid_t pid;
 	int status = -1;
 
-	begin("untrusted-server");
+	pbus_check_begin("untrusted-server");
 	unsetenv("PBUS_OWNER");
 	snprintf(dir, sizeof(dir), "%s/untrusted", tmp_dir);
 	snprintf(name, sizeof(name), "clienttest-%d-untrusted", (int)getpid());
@@ -941,7 +893,7 @@ static void test_untrusted_server(void)
 	close(report[0]);
 	unlink(want);
 	rmdir(dir);
-	end();
+	pbus_check_end();
 }
 
 static void test_subscribe(void)
@@ -952,7 +904,7 @@ static void test_subscribe(void)
 	const struct record *last;
 	size_t n;
 
-	begin("subscribe");
+	pbus_check_begin("subscribe");
 	if (c) {
 		rec_reset();
 		idx[0] = index_of(c, "trim");
@@ -999,7 +951,7 @@ static void test_subscribe(void)
 		CHECK_EQ(set_text(c, "label", "hello"), 0);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 static void test_deadband(void)
@@ -1009,7 +961,7 @@ static void test_deadband(void)
 	uint32_t vset = 0, banded = 0, every = 0;
 	struct want_event initial;
 
-	begin("deadband");
+	pbus_check_begin("deadband");
 	if (c) {
 		rec_reset();
 		vset = index_of(c, "voltage_setpoint");
@@ -1036,7 +988,7 @@ static void test_deadband(void)
 		CHECK_EQ(set_text(c, "voltage_setpoint", "0"), 0);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 static void test_min_interval(void)
@@ -1049,7 +1001,7 @@ static void test_min_interval(void)
 	size_t notifications = 0;
 	char text[8];
 
-	begin("min-interval");
+	pbus_check_begin("min-interval");
 	if (c) {
 		rec_reset();
 		trim = index_of(c, "trim");
@@ -1079,7 +1031,7 @@ static void test_min_interval(void)
 		CHECK_EQ(set_text(c, "trim", "0"), 0);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 /* docs/socket-protocol.md §3.4: after SUBSCRIBED and the first NOTIFY,
@@ -1095,7 +1047,7 @@ static void test_write_after_subscribe(void)
 	int missed = 0;
 	char text[8];
 
-	begin("write-after-subscribe");
+	pbus_check_begin("write-after-subscribe");
 	if (c) {
 		fan = index_of(c, "fan_level"); /* nobody else subscribes to it */
 		for (int k = 0; k < 20; k++) {
@@ -1113,7 +1065,7 @@ static void test_write_after_subscribe(void)
 			  "notified", missed);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 static void test_unsubscribe(void)
@@ -1122,7 +1074,7 @@ static void test_unsubscribe(void)
 	uint32_t trim = 0, gone = 0, marker = 0;
 	struct want_event initial;
 
-	begin("unsubscribe");
+	pbus_check_begin("unsubscribe");
 	if (c) {
 		rec_reset();
 		trim = index_of(c, "trim");
@@ -1148,7 +1100,7 @@ static void test_unsubscribe(void)
 		CHECK_EQ(set_text(c, "trim", "0"), 0);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 /* Notifications that arrive while a request waits are kept, the fd says
@@ -1162,7 +1114,7 @@ static void test_event_loop(void)
 	int fd, delivered;
 	int64_t until;
 
-	begin("event-loop");
+	pbus_check_begin("event-loop");
 	if (c) {
 		rec_reset();
 		fd = pbus_client_fd(c);
@@ -1198,7 +1150,7 @@ static void test_event_loop(void)
 		CHECK_EQ(set_text(c, "trim", "0"), 0);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 static void test_stats(void)
@@ -1207,7 +1159,7 @@ static void test_stats(void)
 	char buf[8192], small[8];
 	int n;
 
-	begin("stats");
+	pbus_check_begin("stats");
 	if (c) {
 		n = pbus_client_stats(c, buf, sizeof(buf));
 		CHECK_MSG(n > 0 && (size_t)n < sizeof(buf), "stats: %d", n);
@@ -1237,7 +1189,7 @@ static void test_stats(void)
 		}
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 static void test_ping(void)
@@ -1245,7 +1197,7 @@ static void test_ping(void)
 	struct pbus_client *c = connect_or_fail();
 	static unsigned char big[2 << 20];
 
-	begin("ping");
+	pbus_check_begin("ping");
 	if (c) {
 		for (size_t i = 0; i < sizeof(big); i++)
 			big[i] = (unsigned char)(i * 7);
@@ -1257,7 +1209,7 @@ static void test_ping(void)
 		CHECK_EQ(pbus_client_ping(c, "abc", 3), 0);
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 /* pbusd stops and comes back: the subscriptions come back with their ids,
@@ -1274,7 +1226,7 @@ static void test_reconnect(void)
 	char text[16];
 	int fd, r;
 
-	begin("reconnect");
+	pbus_check_begin("reconnect");
 	if (c) {
 		rec_reset();
 		fd = pbus_client_fd(c);
@@ -1352,7 +1304,7 @@ static void test_reconnect(void)
 	}
 	pbus_client_close(once);
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 /* pbusd's limits: clients (the connection is refused with EUSERS) and
@@ -1365,7 +1317,7 @@ static void test_limits(void)
 	uint32_t trim = 3, sub;
 	int r;
 
-	begin("limits");
+	pbus_check_begin("limits");
 	pbusd_stop(SIGTERM);
 	CHECK(pbusd_start_with(schema_path, extra));
 	r = pbus_client_connect(instance, &o, &c);
@@ -1383,7 +1335,7 @@ static void test_limits(void)
 	pbus_client_close(c);
 	pbusd_stop(SIGTERM);
 	CHECK(pbusd_start(schema_path));
-	end();
+	pbus_check_end();
 }
 
 /* pbusd comes back with another schema: no reconnect, -ESTALE. */
@@ -1395,7 +1347,7 @@ static void test_stale(void)
 	struct pbus_client_value v;
 	int r;
 
-	begin("stale");
+	pbus_check_begin("stale");
 	if (c) {
 		rec_reset();
 		trim = index_of(c, "trim");
@@ -1417,7 +1369,7 @@ static void test_stale(void)
 		CHECK(pbusd_start(schema_path));
 	}
 	pbus_client_close(c);
-	end();
+	pbus_check_end();
 }
 
 /* Copy the schema with one more parameter: another hash. */
@@ -1442,6 +1394,7 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa;
 
+	pbus_check_suite("client");
 	pbusd_path = argc > 1 ? argv[1] : PBUS_TEST_PBUSD;
 	schema_path = argc > 2 ? argv[2] : PBUS_TEST_SCHEMA;
 	if (access(pbusd_path, X_OK) < 0 || access(schema_path, R_OK) < 0) {
@@ -1495,5 +1448,5 @@ int main(int argc, char **argv)
 	test_reconnect();
 	test_limits();
 	test_stale();
-	return failed_cases ? 1 : 0;
+	CHECK_EXIT();
 }

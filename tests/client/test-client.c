@@ -36,6 +36,7 @@
 #include <parambus/parambus.h>
 
 #include "pbus-check.h"
+#include "pbus-check-info.h"
 
 #ifndef PBUS_TEST_PBUSD
 #define PBUS_TEST_PBUSD "daemon/pbusd"
@@ -543,28 +544,6 @@ static const char *const view_texts[] = {
 	"1,2,3,4,5", "", "x", "18446744073709551616",
 };
 
-/* Two descriptions of one parameter agree in every field. */
-static void check_same_info(const struct pbus_param_info *a, const struct pbus_param_info *b)
-{
-	CHECK_MSG(!strcmp(a->name, b->name) && !strcmp(a->unit, b->unit) &&
-		  !strcmp(a->description, b->description) && !strcmp(a->group, b->group),
-		  "%s: names, units, descriptions or groups differ", a->name);
-	CHECK_EQ(a->index, b->index);
-	CHECK_EQ(a->type, b->type);
-	CHECK_EQ(a->flags, b->flags);
-	CHECK_EQ(a->update_class, b->update_class);
-	CHECK_EQ(a->value_size, b->value_size);
-	CHECK_EQ(a->element_size, b->element_size);
-	CHECK_EQ(a->enum_count, b->enum_count);
-	CHECK_MSG(a->min.u == b->min.u && a->max.u == b->max.u && a->step.u == b->step.u,
-		  "%s: limits differ", a->name);
-	CHECK_EQ(a->default_length, b->default_length);
-	CHECK_MSG((a->default_value == NULL) == (b->default_value == NULL) &&
-		  (!a->default_value ||
-		   !memcmp(a->default_value, b->default_value, a->default_length)),
-		  "%s: defaults differ", a->name);
-}
-
 /* The client's schema view (parambus/view.h) gives the same answers as the
  * table's view of the same instance and as the pbus_client_* functions,
  * for every parameter; its error paths. */
@@ -594,9 +573,9 @@ static void test_view(void)
 		for (uint32_t i = 0; i < pbus_view_count(cv) && i < pbus_view_count(tv); i++) {
 			CHECK_EQ(pbus_view_describe(cv, i, &a), 0);
 			CHECK_EQ(pbus_view_describe(tv, i, &b), 0);
-			check_same_info(&a, &b);
+			pbus_check_same_info(&a, &b);
 			CHECK_EQ(pbus_client_describe(c, i, &b), 0);
-			check_same_info(&a, &b);
+			pbus_check_same_info(&a, &b);
 			CHECK(!strcmp(a.name, pbus_schema_param_name(pbus_client_schema(c), i)));
 			index = 999;
 			CHECK(pbus_view_find(cv, a.name, &index) == 0 && index == i);

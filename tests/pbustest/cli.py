@@ -10,6 +10,7 @@ import time
 
 from .check import TIMEOUT, Failure, check
 from .daemon import CLI_SCHEMA, Daemon
+from .protocol import fnv1a64
 
 SCHEMA = CLI_SCHEMA
 
@@ -139,13 +140,6 @@ def finish(proc, timeout=TIMEOUT):
         proc.communicate()
         raise Failure(f"did not exit within {timeout} s")
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-
-
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def schema_hash(path):

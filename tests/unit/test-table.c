@@ -32,6 +32,7 @@
 #include "../../lib/write-internal.h"
 #include "../../lib/write-lock-internal.h"
 #include "pbus-check.h"
+#include "pbus-check-info.h"
 
 static const char schema_text[] =
 	"pbus-schema 1\n"
@@ -189,27 +190,6 @@ static const char *const view_texts[] = {
 	"0g", "1,2,3", "1,2,3,4,5,6", "", "x",
 };
 
-/* Two descriptions of the same parameter agree in every field. */
-static void check_same_info(const struct pbus_param_info *a, const struct pbus_param_info *b)
-{
-	CHECK_EQ_STR(a->name, b->name);
-	CHECK_EQ_STR(a->unit, b->unit);
-	CHECK_EQ_STR(a->description, b->description);
-	CHECK_EQ_STR(a->group, b->group);
-	CHECK_EQ(a->index, b->index);
-	CHECK_EQ(a->type, b->type);
-	CHECK_EQ(a->flags, b->flags);
-	CHECK_EQ(a->update_class, b->update_class);
-	CHECK_EQ(a->value_size, b->value_size);
-	CHECK_EQ(a->element_size, b->element_size);
-	CHECK_EQ(a->enum_count, b->enum_count);
-	CHECK(a->min.u == b->min.u && a->max.u == b->max.u && a->step.u == b->step.u);
-	CHECK_EQ(a->default_length, b->default_length);
-	CHECK((a->default_value == NULL) == (b->default_value == NULL));
-	if (a->default_value && b->default_value)
-		CHECK(!memcmp(a->default_value, b->default_value, a->default_length));
-}
-
 /* The table's schema view (parambus/view.h) answers as the pbus_param_*
  * functions do, for every parameter, and as the schema it was made from;
  * its error paths. */
@@ -237,7 +217,7 @@ static void schema_view(void)
 		CHECK_EQ(pbus_table_param(owner, i, &p), 0);
 		CHECK_EQ(pbus_view_describe(view, i, &a), 0);
 		CHECK_EQ(pbus_param_describe(p, &b), 0);
-		check_same_info(&a, &b);
+		pbus_check_same_info(&a, &b);
 		CHECK_EQ(a.index, i);
 		CHECK_EQ_STR(a.name, pbus_schema_param_name(schema, i));
 		CHECK_EQ_STR(a.name, pbus_param_name(p));
@@ -294,7 +274,7 @@ static void schema_view(void)
 	for (uint32_t i = 0; other && i < pbus_view_count(view); i++) {
 		CHECK_EQ(pbus_view_describe(view, i, &a), 0);
 		CHECK_EQ(pbus_view_describe(other, i, &b), 0);
-		check_same_info(&a, &b);
+		pbus_check_same_info(&a, &b);
 	}
 	/* Errors: no view, no such parameter, missing arguments. */
 	CHECK(pbus_table_view(NULL) == NULL);

@@ -1101,24 +1101,53 @@ static int compare_i64(const void *a, const void *b)
 
 /* @count writes of @p: the time they took, and in *ret_slow how many took
  * longer than a reader's turn and 300 us to spare (a preemption). */
+/* The time this thread has waited for a CPU so far (the kernel's
+ * run_delay, /proc/thread-self/schedstat's second field, in ns; @fd open on
+ * it), or 0 if the kernel does not say. */
+static int64_t run_delay_ns(int fd)
+{
+	char buf[128];
+	unsigned long long on_cpu, waited;
+	ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return sscanf(buf, "%llu %llu", &on_cpu, &waited) == 2 ? (int64_t)waited : 0;
+}
+
+/* Time @count writes of @p; *ret_slow gets how many took longer than a
+ * reader's turn and a margin (500 us), not counting the time the writer
+ * waited for a CPU meanwhile (preempted, or woken from its futex while
+ * another process had the CPU): that says nothing about turns, and on a
+ * busy machine (parallel builds) a longer run meets more of it. */
 static int64_t time_writes(const struct pbus_param *p, int count, int *ret_slow)
 {
 	int64_t t0 = pbus_monotonic_ns(), *each = calloc((size_t)count, sizeof(*each)), total;
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC), excused = 0;
 
+	*ret_slow = 0;
 	for (int i = 0; i < count; i++) {
-		int64_t a = pbus_monotonic_ns();
+		int64_t waited = run_delay_ns(fd), a = pbus_monotonic_ns(), took;
 
 		CHECK_EQ(pbus_param_set_double(p, (double)(i % 30)), 0);
+		took = pbus_monotonic_ns() - a;
 		if (each)
-			each[i] = pbus_monotonic_ns() - a;
+			each[i] = took;
+		if (took > PBUS_READER_TURN_NS + INT64_C(300000)) {
+			if (took - (run_delay_ns(fd) - waited) > PBUS_READER_TURN_NS + INT64_C(300000))
+				++*ret_slow;
+			else
+				excused++;
+		}
 	}
 	total = pbus_monotonic_ns() - t0;
-	*ret_slow = 0;
+	if (fd >= 0)
+		close(fd);
 	if (each) {
 		qsort(each, (size_t)count, sizeof(*each), compare_i64);
-		for (int i = count - 1; i >= 0 && each[i] > PBUS_READER_TURN_NS + INT64_C(300000); i--)
-			++*ret_slow;
-		printf("  longest writes (us):");
+		printf("  slow writes: %d, %d more that waited for a CPU; longest writes (us):", *ret_slow,
+		       excused);
 		for (int i = count - 1; i >= count - 5; i--)
 			printf(" %.0f", (double)each[i] / 1e3);
 		printf("\n");
@@ -1159,9 +1188,10 @@ static void reader_turns_are_bounded(void)
 	printf("  200000 writes: %.1f ms alone, %.1f ms while turns are posted; above 500 us: %d "
 	       "alone, %d under turns\n",
 	       (double)clean / 1e6, (double)attacked / 1e6, slow_clean, slow);
-	/* Each write holds off for one turn at most (a write that took longer
-	 * was preempted: as many as when nobody posts, and a few to spare),
-	 * and the writer spends at most a 20th of its time holding off. */
+	/* Each write holds off for one turn at most (a write that took longer,
+	 * the time it waited for a CPU not counted, is as rare as when nobody
+	 * posts: a few to spare), and the writer spends at most a 20th of its
+	 * time holding off. */
 	CHECK(slow <= slow_clean + 3);
 	CHECK(attacked < clean * 3 + INT64_C(200000000));
 	pbus_table_close(w);

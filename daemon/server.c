@@ -473,7 +473,12 @@ void service_clients(struct server *s)
 		if (!c->closing && c->parked && now >= c->parked->next_ns && retry_parked(s, c, now)) {
 			free_parked(c->parked);
 			c->parked = NULL;
-			if (!client_paused(c))
+		}
+		if (!c->closing) {
+			check_acks(s, c, now);
+			/* Its parked SET done and its held replies gone: its
+			 * requests flow again. */
+			if (c->paused_since_ns && !client_paused(c))
 				client_resume(s, c, now);
 		}
 		if (!c->closing && c->parked && (!earliest || c->parked->next_ns < earliest))
@@ -483,9 +488,6 @@ void service_clients(struct server *s)
 		if (!c->closing) {
 			if (!client_paused(c) && c->owes_by_ns && (!earliest || c->owes_by_ns < earliest))
 				earliest = c->owes_by_ns;
-			check_acks(s, c, now);
-			if (c->paused_since_ns && !client_paused(c))
-				client_resume(s, c, now);
 			if (c->acks && (!earliest || c->acks->deadline_ns < earliest))
 				earliest = c->acks->deadline_ns;
 			at = notify_client(s, c, now);

@@ -32,13 +32,17 @@ static void send_set_reply(struct client *c, uint32_t id, int result, size_t cou
 }
 
 /* Send the acknowledgements whose values are on disk (or overdue), each
- * followed by the replies held behind it. */
+ * followed by the replies held behind it. The held bytes sent are dropped
+ * from the held stream once, at the end (a burst of acknowledgements moves
+ * the rest of the stream once, not once each). */
 void check_acks(struct server *s, struct client *c, int64_t now)
 {
+	size_t sent = 0; /* bytes of c->held gone to c->tx in this call */
+
 	while (c->acks) {
 		struct pending_ack *a = c->acks;
 		bool saved = true;
-		size_t held;
+		size_t end;
 
 		for (size_t k = 0; k < a->count && saved; k++)
 			saved = !a->wait_seqs[k] ||
@@ -55,18 +59,21 @@ void check_acks(struct server *s, struct client *c, int64_t now)
 		}
 		/* The replies to the requests between this SET and the next
 		 * waiting one (or all that are held, if none waits). */
-		held = a->next ? (size_t)(a->next->held_from - c->held_base) : c->held.size;
-		if (held > c->held.size)
-			held = c->held.size; /* cannot be; an allocation failure dropped replies */
-		pbus_wire_bytes(&c->tx, c->held.data, held);
-		pbus_wire_buf_consume(&c->held, held);
-		c->held_base += held;
+		end = a->next ? (size_t)(a->next->held_from - c->held_base) : c->held.size;
+		if (end > c->held.size)
+			end = c->held.size; /* cannot be; an allocation failure dropped replies */
+		if (end > sent) {
+			pbus_wire_bytes(&c->tx, c->held.data + sent, end - sent);
+			sent = end;
+		}
 		c->acks = a->next;
 		if (!c->acks)
 			c->last_ack = NULL;
 		c->ack_count--;
 		free_ack(a);
 	}
+	pbus_wire_buf_consume(&c->held, sent);
+	c->held_base += sent;
 }
 
 /* The end of a SET that the table took or refused (@first: what

@@ -43,8 +43,6 @@ struct pbus_schema {
 	uint64_t hash;
 	uint32_t param_count, enum_count, enumerator_count;
 	struct pbus_schema_param *params;
-	uint32_t *by_name;              /* parameter indexes sorted by name (to
-					 * refuse a name given twice) */
 	struct pbus_schema_enum *enums;
 	int32_t *enumerator_values;     /* enumerator_count of each */
 	char **enumerator_labels;

@@ -436,24 +436,27 @@ static int compare_names(const void *a, const void *b, void *arg)
 	return strcmp(s->params[*(const uint32_t *)a].name, s->params[*(const uint32_t *)b].name);
 }
 
-/* Sort the name index and refuse a name given twice. (Lookups by name are
- * the schema view's, view.c: a client builds one from the schema.) */
-static int index_names(struct parser *ps)
+/* Refuse a name given twice: the names in order, neighbours compared.
+ * (Lookups by name are the schema view's, view.c: a client builds one from
+ * the schema.) */
+static int refuse_duplicate_names(struct parser *ps)
 {
 	struct pbus_schema *s = ps->schema;
+	uint32_t *by_name = malloc((s->param_count ? s->param_count : 1) * sizeof(*by_name));
+	int r = 0;
 
-	s->by_name = malloc((s->param_count ? s->param_count : 1) * sizeof(*s->by_name));
-	if (!s->by_name)
+	if (!by_name)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->param_count; i++)
-		s->by_name[i] = i;
-	qsort_r(s->by_name, s->param_count, sizeof(*s->by_name), compare_names, s);
-	for (uint32_t i = 1; i < s->param_count; i++)
-		if (!strcmp(s->params[s->by_name[i - 1]].name, s->params[s->by_name[i]].name)) {
+		by_name[i] = i;
+	qsort_r(by_name, s->param_count, sizeof(*by_name), compare_names, s);
+	for (uint32_t i = 1; i < s->param_count && r == 0; i++)
+		if (!strcmp(s->params[by_name[i - 1]].name, s->params[by_name[i]].name)) {
 			ps->line = 0;
-			return fail(ps, "duplicate parameter '%s'", s->params[s->by_name[i]].name);
+			r = fail(ps, "duplicate parameter '%s'", s->params[by_name[i]].name);
 		}
-	return 0;
+	free(by_name);
+	return r;
 }
 
 /* Split @line (modified) at single spaces into at most MAX_TOKENS tokens. */
@@ -557,7 +560,7 @@ static int parse_text(struct parser *ps, const char *text, size_t length)
 	if (r == 0 && !seen_interface)
 		r = fail(ps, "no interface record");
 	if (r == 0)
-		r = index_names(ps);
+		r = refuse_duplicate_names(ps);
 	return r;
 }
 
@@ -653,7 +656,6 @@ void pbus_schema_free(struct pbus_schema *schema)
 	free(schema->enumerator_values);
 	free(schema->enums);
 	free(schema->params);
-	free(schema->by_name);
 	free(schema->interface);
 	free(schema);
 }

@@ -9,6 +9,7 @@
  * schema has hardware bindings it runs pbus-hwd beside it (hwd-supervisor.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
@@ -166,6 +167,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_unsigned(optarg, 10, INT_MAX, &v) < 0)
 				return usage_error("--notify-fd '%s' is not a file descriptor", optarg);
 			o->notify_fd = (int)v;
+			/* Ours alone: pbus-hwd, started before we are ready, must
+			 * not hold it open (whoever waits on it sees it close right
+			 * after READY). A descriptor that is not open fails the
+			 * write later, with a warning, as before. */
+			fcntl(o->notify_fd, F_SETFD, FD_CLOEXEC);
 			break;
 		case OPT_NO_HARDWARE: o->no_hardware = true; break;
 		case OPT_HWD: o->hwd_path = optarg; break;

@@ -59,9 +59,20 @@ class Daemon:
                 if not chunk:
                     raise Failure(f"pbusd closed --notify-fd without READY: {self.log()}")
                 data += chunk
+            check(data == b"READY=1\n", f"pbusd wrote {data!r} to --notify-fd")
+            # pbusd closes it right after READY (and no child of it holds
+            # it): wait for that, so that a test counting pbusd's
+            # descriptors does not count one that is about to go.
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([r], [], [], left)[0]:
+                    raise Failure(f"pbusd did not close --notify-fd after READY within {TIMEOUT} s")
+                chunk = os.read(r, 64)
+                if not chunk:
+                    break
+                raise Failure(f"pbusd wrote {data + chunk!r} to --notify-fd")
         finally:
             os.close(r)
-        check(data == b"READY=1\n", f"pbusd wrote {data!r} to --notify-fd")
         return self
 
     def log(self):

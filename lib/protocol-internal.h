@@ -205,6 +205,65 @@ int pbus_proto_error_decode(const void *body, size_t n, struct pbus_proto_error 
 int pbus_proto_bytes_encode(struct pbus_wire_buf *b, unsigned type, uint32_t id, const void *data,
 			    size_t length);
 
+/* --- Method calls: CONNECT, CONNECTED (docs/methods.md §3.1) -------------------- */
+
+#define PBUS_PROTO_INTERFACE_MAX 255 /* bytes of an interface's name */
+
+struct pbus_proto_connect {
+	uint32_t min_version, max_version;
+	struct pbus_proto_str interface;   /* decoded: 1..255 bytes of UTF-8, no NUL */
+	uint32_t major, minor;
+	struct pbus_proto_str client_name; /* decoded: at most 64 bytes of UTF-8, no NUL */
+};
+
+int pbus_proto_connect_encode(struct pbus_wire_buf *b, uint32_t id, const struct pbus_proto_connect *m);
+int pbus_proto_connect_decode(const void *body, size_t n, struct pbus_proto_connect *m, char *why);
+
+struct pbus_proto_connected {
+	uint32_t version, major, minor, max_frame, server_pid;
+};
+
+int pbus_proto_connected_encode(struct pbus_wire_buf *b, uint32_t id,
+				const struct pbus_proto_connected *m);
+/* Also malformed: a max_frame below the header's 12 bytes. */
+int pbus_proto_connected_decode(const void *body, size_t n, struct pbus_proto_connected *m, char *why);
+
+/* --- CALL, RETURN, BROADCAST (docs/methods.md §3.2, §3.3) ------------------------
+ *
+ * The arguments are encoded by generated code into an rpc.h buffer that
+ * begins with PBUS_PROTO_CALL_HEAD bytes of room: the frame header and, for
+ * CALL and BROADCAST, the u16 index and u16 flags, written in place here so
+ * that a call is built in one buffer and sent with one write. RETURN's
+ * body is the out-arguments alone (its head is the frame header). */
+
+#define PBUS_PROTO_CALL_HEAD 16   /* = PBUS_RPC_CALL_HEAD */
+#define PBUS_PROTO_RETURN_HEAD 12
+#define PBUS_PROTO_CALL_NO_REPLY 1u /* CALL flags: fireAndForget */
+
+/* Write the head of a CALL or BROADCAST frame of @length bytes in all at
+ * @frame (16 bytes). */
+void pbus_proto_call_head(unsigned char *frame, unsigned type, uint32_t id, uint32_t length,
+			  uint16_t index, uint16_t flags);
+/* Write the header of a RETURN frame of @length bytes at @frame (12 bytes). */
+void pbus_proto_return_head(unsigned char *frame, uint32_t id, uint32_t length);
+
+struct pbus_proto_call {
+	uint16_t index, flags;
+	const unsigned char *args; /* in place */
+	size_t args_length;
+};
+
+/* CALL or BROADCAST. Malformed: fewer than 4 bytes; flags other than
+ * PBUS_PROTO_CALL_NO_REPLY (CALL) or 0 (BROADCAST). The arguments are the
+ * generated decoder's to check. */
+int pbus_proto_call_decode(unsigned type, const void *body, size_t n, struct pbus_proto_call *m,
+			   char *why);
+
+/* --- One u16: BROADCAST_SUBSCRIBE, BROADCAST_UNSUBSCRIBE (§3.3) -------------------- */
+
+int pbus_proto_u16_encode(struct pbus_wire_buf *b, unsigned type, uint32_t id, uint16_t value);
+int pbus_proto_u16_decode(unsigned type, const void *body, size_t n, uint16_t *value, char *why);
+
 /* --- Frames off a stream socket ---------------------------------------------------- */
 
 /*

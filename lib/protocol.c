@@ -410,6 +410,140 @@ int pbus_proto_error_decode(const void *body, size_t n, struct pbus_proto_error 
 	return e;
 }
 
+/* --- CONNECT and CONNECTED ---------------------------------------------------------- */
+
+int pbus_proto_connect_encode(struct pbus_wire_buf *b, uint32_t id, const struct pbus_proto_connect *m)
+{
+	size_t start = pbus_wire_begin(b, PBUS_WIRE_CONNECT, id);
+
+	pbus_wire_u32(b, m->min_version);
+	pbus_wire_u32(b, m->max_version);
+	put_str(b, &m->interface);
+	pbus_wire_u32(b, m->major);
+	pbus_wire_u32(b, m->minor);
+	put_str(b, &m->client_name);
+	return pbus_wire_end(b, start);
+}
+
+/* A name field: 1 (or 0 when @may_be_empty) .. @max bytes of UTF-8, no NUL. */
+static bool name_ok(const struct pbus_proto_str *s, size_t max, bool may_be_empty)
+{
+	return (s->length > 0 || may_be_empty) && s->length <= max && !memchr(s->s, 0, s->length) &&
+	       pbus_utf8_valid(s->s, s->length);
+}
+
+int pbus_proto_connect_decode(const void *body, size_t n, struct pbus_proto_connect *m, char *why)
+{
+	struct pbus_wire_reader r;
+	int e;
+
+	pbus_wire_reader_init(&r, body, n);
+	m->min_version = pbus_wire_get_u32(&r);
+	m->max_version = pbus_wire_get_u32(&r);
+	get_str(&r, &m->interface);
+	m->major = pbus_wire_get_u32(&r);
+	m->minor = pbus_wire_get_u32(&r);
+	get_str(&r, &m->client_name);
+	e = done_or_malformed(&r, PBUS_WIRE_CONNECT, why);
+	if (e < 0)
+		return e;
+	if (!name_ok(&m->interface, PBUS_PROTO_INTERFACE_MAX, false))
+		return why_(why, "CONNECT interface is not 1 to %d bytes of UTF-8 without NUL",
+			    PBUS_PROTO_INTERFACE_MAX);
+	if (!name_ok(&m->client_name, PBUS_WIRE_NAME_MAX, true))
+		return why_(why, "CONNECT client_name is not UTF-8 of at most %d bytes without NUL",
+			    PBUS_WIRE_NAME_MAX);
+	return 0;
+}
+
+int pbus_proto_connected_encode(struct pbus_wire_buf *b, uint32_t id,
+				const struct pbus_proto_connected *m)
+{
+	size_t start = pbus_wire_begin(b, PBUS_WIRE_CONNECTED, id);
+
+	pbus_wire_u32(b, m->version);
+	pbus_wire_u32(b, m->major);
+	pbus_wire_u32(b, m->minor);
+	pbus_wire_u32(b, m->max_frame);
+	pbus_wire_u32(b, m->server_pid);
+	return pbus_wire_end(b, start);
+}
+
+int pbus_proto_connected_decode(const void *body, size_t n, struct pbus_proto_connected *m, char *why)
+{
+	struct pbus_wire_reader r;
+	int e;
+
+	pbus_wire_reader_init(&r, body, n);
+	m->version = pbus_wire_get_u32(&r);
+	m->major = pbus_wire_get_u32(&r);
+	m->minor = pbus_wire_get_u32(&r);
+	m->max_frame = pbus_wire_get_u32(&r);
+	m->server_pid = pbus_wire_get_u32(&r);
+	e = done_or_malformed(&r, PBUS_WIRE_CONNECTED, why);
+	if (e < 0)
+		return e;
+	if (m->max_frame < PBUS_WIRE_HEADER_SIZE)
+		return why_(why, "CONNECTED max_frame %u is below the 12-byte header", m->max_frame);
+	return 0;
+}
+
+/* --- CALL, RETURN, BROADCAST ---------------------------------------------------------- */
+
+void pbus_proto_call_head(unsigned char *frame, unsigned type, uint32_t id, uint32_t length,
+			  uint16_t index, uint16_t flags)
+{
+	pbus_le_store(frame, length, 4);
+	pbus_le_store(frame + 4, type, 2);
+	pbus_le_store(frame + 6, 0, 2);
+	pbus_le_store(frame + 8, id, 4);
+	pbus_le_store(frame + 12, index, 2);
+	pbus_le_store(frame + 14, flags, 2);
+}
+
+void pbus_proto_return_head(unsigned char *frame, uint32_t id, uint32_t length)
+{
+	pbus_le_store(frame, length, 4);
+	pbus_le_store(frame + 4, PBUS_WIRE_RETURN, 2);
+	pbus_le_store(frame + 6, 0, 2);
+	pbus_le_store(frame + 8, id, 4);
+}
+
+int pbus_proto_call_decode(unsigned type, const void *body, size_t n, struct pbus_proto_call *m,
+			   char *why)
+{
+	const unsigned char *p = body;
+	unsigned allowed = type == PBUS_WIRE_CALL ? PBUS_PROTO_CALL_NO_REPLY : 0;
+
+	if (n < 4)
+		return why_(why, "malformed %s: %zu bytes (at least 4)", pbus_wire_type_name(type), n);
+	m->index = (uint16_t)pbus_le_load(p, 2);
+	m->flags = (uint16_t)pbus_le_load(p + 2, 2);
+	m->args = p + 4;
+	m->args_length = n - 4;
+	if (m->flags & ~allowed)
+		return why_(why, "malformed %s: flags 0x%x", pbus_wire_type_name(type), m->flags);
+	return 0;
+}
+
+int pbus_proto_u16_encode(struct pbus_wire_buf *b, unsigned type, uint32_t id, uint16_t value)
+{
+	size_t start = pbus_wire_begin(b, type, id);
+
+	pbus_wire_u16(b, value);
+	return pbus_wire_end(b, start);
+}
+
+int pbus_proto_u16_decode(unsigned type, const void *body, size_t n, uint16_t *value, char *why)
+{
+	struct pbus_wire_reader r;
+
+	pbus_wire_reader_init(&r, body, n);
+	*value = pbus_wire_get_u16(&r);
+	return done_or_malformed(&r, type, why);
+}
+
+
 /* --- The frame reader --------------------------------------------------------------------- */
 
 void pbus_frame_in_free(struct pbus_frame_in *in)

@@ -14,8 +14,11 @@ const char *pbus_wire_type_name(unsigned type)
 	static const char *const names[] = {
 		NULL, "HELLO", "HELLO_REPLY", "SCHEMA_GET", "SCHEMA", "GET", "VALUES", "SET",
 		"SET_REPLY", "SUBSCRIBE", "SUBSCRIBED", "UNSUBSCRIBE", "UNSUBSCRIBED", "NOTIFY",
-		"STATS_GET", "STATS", "ERROR", "PING", "PONG",
+		"STATS_GET", "STATS", "ERROR", "PING", "PONG", "SERVICE_REGISTER", "SERVICE_REGISTERED",
+		"SERVICE_UNREGISTER", "SERVICE_UNREGISTERED", "SERVICE_LOOKUP", "SERVICE", "SERVICE_UNWATCH",
+		"SERVICE_UNWATCHED",
 	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == PBUS_WIRE_TYPE_MAX + 1, "a name per type");
 
 	return type >= 1 && type <= PBUS_WIRE_TYPE_MAX ? names[type] : "unknown";
 }

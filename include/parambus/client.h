@@ -229,6 +229,41 @@ PBUS_API int pbus_client_stats_text(struct pbus_client *client, char **ret_json)
  * benchmarks. 0 or -errno. */
 PBUS_API int pbus_client_ping(struct pbus_client *client, const void *data, size_t length);
 
+/* ======================================================================
+ * Services: pbusd as the registry of method servers
+ * (docs/socket-protocol.md §3.6, docs/api-guide.md)
+ * ====================================================================== */
+
+/*
+ * A server of a Franca interface registers its address with the pbusd of
+ * its instance; clients look the address up there and connect to the
+ * server's endpoint themselves. An address is "local:INSTANCE:INTERFACE"
+ * ("local:psu/ch2:com.example.psu.PowerSupply"): the domain "local";
+ * INSTANCE, 1..64 bytes of letters, digits, '_', '-', '.' and '/', whose
+ * part before the first '/' is the name of the pbusd instance that is the
+ * registry (a client registers and looks up only with the pbusd it is
+ * connected to); INTERFACE, identifiers [A-Za-z_][A-Za-z0-9_]* joined by
+ * '.'; at most 255 bytes in all. An endpoint is the name of an abstract
+ * Unix socket without its leading NUL byte, 1..107 bytes.
+ *
+ * Nobody can pose as a registered server: a client that connects to the
+ * endpoint checks that the peer's SO_PEERCRED pid and uid are those
+ * pbusd recorded (struct pbus_service_info's pid and uid), and only root
+ * and pbusd's own user may register (docs/security.md).
+ */
+#define PBUS_SERVICE_ADDRESS_MAX 255
+#define PBUS_SERVICE_INSTANCE_MAX 64
+#define PBUS_SERVICE_ENDPOINT_MAX 107
+
+/*
+ * The registry's instance name of @address (its instance up to the first
+ * '/': "psu" for "local:psu/ch2:com.example.psu.PowerSupply") into
+ * @registry, NUL-terminated. 0, or -EINVAL: @address is not a valid
+ * service address, or @size is too small (PBUS_SERVICE_INSTANCE_MAX + 1
+ * always suffices). Any thread.
+ */
+PBUS_API int pbus_service_address_registry(const char *address, char *registry, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

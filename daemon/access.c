@@ -3,9 +3,17 @@
  * access.c: who may do what on pbusd's socket (docs/socket-protocol.md §4,
  * §6): a client's groups, its right to write a parameter, which parameters
  * it may read, and the connection limits (each uid's share, the places
- * kept for root and the instance's owner).
+ * kept for root and the instance's owner); who is privileged.
  */
 #include "server-internal.h"
+
+/* Root and pbusd's own user: they may write every parameter that is not
+ * read-only (§6), take the places kept for them (§4) and register services
+ * (§3.6). */
+bool uid_privileged(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
 
 /* Supplementary groups of @pid, from /proc (taken at connect). */
 void read_groups(struct client *c)

@@ -62,7 +62,10 @@ static const char usage[] =
 	"                         for root and pbusd's user (default 8; less than\n"
 	"                         --max-clients)\n"
 	"      --max-frame BYTES  largest message (default 1048576; 4096..67108864)\n"
-	"      --max-subscriptions N  per client (default 64)\n"
+	"      --max-subscriptions N  per client (default 64); also the service\n"
+	"                         watches per client\n"
+	"      --max-services N   services registered with this pbusd in all\n"
+	"                         (default 1024; at most 64 per client)\n"
 	"      --frame-timeout MS a client that has not sent its HELLO MS after\n"
 	"                         connecting, or the rest of a frame MS after its\n"
 	"                         first byte, gets ERROR and is closed (default 10000)\n"
@@ -114,6 +117,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD, OPT_NO_HARDWARE, OPT_HWD, OPT_SOCKET_DIR,
 	       OPT_NO_SOCKET, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_SUBSCRIPTIONS, OPT_FRAME_TIMEOUT,
+	       OPT_MAX_SERVICES,
 	       OPT_MAX_CLIENTS_PER_USER, OPT_RESERVED_CLIENTS };
 	static const struct option longopts[] = {
 		{"schema", required_argument, NULL, 's'},
@@ -133,6 +137,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"max-frame", required_argument, NULL, OPT_MAX_FRAME},
 		{"max-subscriptions", required_argument, NULL, OPT_MAX_SUBSCRIPTIONS},
 		{"frame-timeout", required_argument, NULL, OPT_FRAME_TIMEOUT},
+		{"max-services", required_argument, NULL, OPT_MAX_SERVICES},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -202,6 +207,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_unsigned(optarg, 10, 100000, &v) < 0 || v == 0)
 				return usage_error("--max-subscriptions '%s' is not 1..100000", optarg);
 			o->server.max_subscriptions = (uint32_t)v;
+			break;
+		case OPT_MAX_SERVICES:
+			if (parse_unsigned(optarg, 10, 100000, &v) < 0 || v == 0)
+				return usage_error("--max-services '%s' is not 1..100000", optarg);
+			o->server.max_services = (uint32_t)v;
 			break;
 		case OPT_FRAME_TIMEOUT:
 			if (parse_unsigned(optarg, 10, 3600000, &v) < 0 || v < 100)

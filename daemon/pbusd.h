@@ -6,7 +6,10 @@
  * persistence thread (persist.c) sleeps until a persistent parameter
  * changes and saves the state file; hwd-supervisor.c supervises pbus-hwd, a
  * child process that runs the hardware bindings; server.c serves the table over a
- * Unix-domain socket with a server thread and a watcher thread.
+ * Unix-domain socket with a server thread and a watcher thread. The
+ * registry of services (registry.c: registrations, watches) belongs to
+ * the server thread alone, like the clients it lives in; no other thread
+ * touches it, so it has no lock.
  */
 #ifndef PBUSD_H
 #define PBUSD_H
@@ -54,6 +57,7 @@ struct server_options {
 	uint32_t reserved_clients;     /* if reserved_clients_given; else 8 */
 	bool reserved_clients_given;
 	uint32_t frame_timeout_ms; /* for a HELLO, or the rest of a frame begun; 0: default */
+	uint32_t max_services;     /* registered services in all (§3.6); 0: 1024 */
 };
 
 /* Listen and serve @owner (published) whose compiled schema is @schema_text.

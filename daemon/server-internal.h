@@ -6,7 +6,8 @@
  * access.c: who may do what (docs/socket-protocol.md §4, §6); watcher.c:
  * the watcher thread; subscribe.c: subscriptions and NOTIFY; set.c: SET,
  * busy parameters and acknowledgements after a save; listen.c: the socket
- * and accepting connections.
+ * and accepting connections; registry.c: the registry of services and
+ * their watchers (§3.6).
  *
  * Threads: everything here belongs to the server thread, except what
  * struct server marks as shared with the watcher thread.
@@ -37,6 +38,7 @@
 #include "../lib/schema-internal.h"
 #include "../lib/write-internal.h"
 #include "../lib/protocol-internal.h"
+#include "../lib/service-address-internal.h"
 #include "pbusd.h"
 
 /* The kernel's send buffer per client: what a client that stops reading
@@ -59,6 +61,10 @@
 #define BUSY_TIMEOUT_NS (1000000000LL)
 /* accept4() out of descriptors or memory: the listening socket rests. */
 #define ACCEPT_RETRY_NS (100LL * 1000000)
+/* Services (§3.6): registrations per connection, and in all by default
+ * (--max-services). */
+#define SERVICES_PER_CLIENT_MAX 64u
+#define MAX_SERVICES_DEFAULT 1024u
 
 struct subscription {
 	uint32_t id;
@@ -78,6 +84,23 @@ struct subscription {
 	 * held). */
 	uint64_t replied_at;
 	struct subscription *next;
+};
+
+/* A registered service (registry.c): @owner's until it unregisters or
+ * its connection closes. */
+struct service {
+	char address[PBUS_SERVICE_ADDRESS_MAX + 1];
+	char endpoint[PBUS_SERVICE_ENDPOINT_MAX + 1];
+	uint32_t major, minor;
+	struct client *owner;
+	struct service *next;
+};
+
+/* A connection that watches an address (registry.c), registered or not. */
+struct service_watch {
+	char address[PBUS_SERVICE_ADDRESS_MAX + 1];
+	struct client *client;
+	struct service_watch *next;
 };
 
 /* A SET reply held until the state file has the values. */
@@ -141,6 +164,7 @@ struct client {
 	uint64_t held_base;
 	struct parked_set *parked; /* a SET waiting for a busy parameter */
 	int64_t paused_since_ns;   /* since when client_paused() (0: not) */
+	uint32_t service_count, service_watch_count; /* its registrations and watches */
 	uint64_t requests, notifications;
 	struct client *next;
 };
@@ -160,7 +184,7 @@ struct server {
 	char *socket_path;
 	bool unlink_socket;      /* ours to remove (not from socket activation) */
 	uint32_t param_count, max_frame, max_clients, max_subscriptions;
-	uint32_t max_clients_per_user, reserved_clients;
+	uint32_t max_clients_per_user, reserved_clients, max_services;
 	int64_t frame_timeout_ns;
 	gid_t *param_gid;        /* write group per parameter, (gid_t)-1 if none */
 	const struct pbus_param **params;
@@ -205,6 +229,14 @@ struct server {
 	struct pbus_write *set_writes;
 	int32_t *set_results;
 	uint64_t *set_seqs, *set_seen;
+	/* The registry (registry.c): every registration and every watch. */
+	struct service *services;
+	struct service_watch *service_watches;
+	uint32_t service_count, service_watch_count;
+	/* A client was closed outside its turn in service_clients() (a
+	 * watcher that stopped reading, told of another's change): free it
+	 * before the loop sleeps. */
+	bool reap;
 	int64_t started_ns;
 	/* Statistics (server thread). */
 	uint64_t requests, notifications, values_notified, bytes_in, bytes_out, errors;
@@ -244,6 +276,7 @@ int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
 			  const struct server_options *o, struct server **ret);
 
 /* access.c */
+bool uid_privileged(uid_t uid);
 void read_groups(struct client *c);
 struct uid_share *find_share(struct server *s, uid_t uid);
 bool readable(const struct server *s, uint32_t index);
@@ -271,6 +304,19 @@ void free_parked(struct parked_set *p);
 void check_acks(struct server *s, struct client *c, int64_t now);
 bool retry_parked(struct server *s, struct client *c, int64_t now);
 void handle_set(struct server *s, struct client *c, uint32_t id, const void *body, size_t n);
+
+/* registry.c */
+void handle_service_register(struct server *s, struct client *c, uint32_t id, const void *body, size_t n);
+void handle_service_unregister(struct server *s, struct client *c, uint32_t id, const void *body,
+			       size_t n);
+void handle_service_lookup(struct server *s, struct client *c, uint32_t id, const void *body, size_t n);
+void handle_service_unwatch(struct server *s, struct client *c, uint32_t id, const void *body, size_t n);
+/* @c closes: its watches end, its registrations too (their watchers told). */
+void registry_client_closed(struct server *s, struct client *c);
+/* Free the whole registry (the server stops). */
+void registry_free(struct server *s);
+/* "services": [...], "service_watches": N of STATS, appended to @json. */
+void registry_stats(const struct server *s, struct pbus_wire_buf *json);
 
 /* listen.c */
 void accept_clients(struct server *s);

@@ -25,6 +25,8 @@ void client_free(struct server *s, struct client *c)
 {
 	bool had_subs = c->subs != NULL;
 
+	/* Its services end (their watchers are told) and its watches. */
+	registry_client_closed(s, c);
 	if (c->in_epoll)
 		epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
@@ -248,7 +250,9 @@ static void handle_stats(struct server *s, struct client *c, uint32_t id)
 			     k->tx.size);
 		pbus_wire_bytes(&json, line, (size_t)n);
 	}
-	pbus_wire_bytes(&json, "]}", 2);
+	pbus_wire_bytes(&json, "], ", 3);
+	registry_stats(s, &json);
+	pbus_wire_bytes(&json, "}", 1);
 	if (json.failed) {
 		send_error(s, c, id, -ENOMEM, "out of memory");
 	} else {
@@ -288,6 +292,10 @@ static void handle_frame(struct server *s, struct client *c, const struct pbus_w
 	case PBUS_WIRE_PING:
 		pbus_proto_bytes_encode(reply_buf(c), PBUS_WIRE_PONG, h->id, body, n);
 		return;
+	case PBUS_WIRE_SERVICE_REGISTER: return handle_service_register(s, c, h->id, body, n);
+	case PBUS_WIRE_SERVICE_UNREGISTER: return handle_service_unregister(s, c, h->id, body, n);
+	case PBUS_WIRE_SERVICE_LOOKUP: return handle_service_lookup(s, c, h->id, body, n);
+	case PBUS_WIRE_SERVICE_UNWATCH: return handle_service_unwatch(s, c, h->id, body, n);
 	default:
 		return reject(s, c, h->id, -EPROTO, "%s is not a request", pbus_wire_type_name(h->type));
 	}
@@ -408,7 +416,7 @@ struct client *client_new(struct server *s, int fd, const struct ucred *cred)
 	c->pid = cred->pid;
 	c->uid = cred->uid;
 	c->gid = cred->gid;
-	c->privileged = cred->uid == 0 || cred->uid == geteuid();
+	c->privileged = uid_privileged(cred->uid);
 	c->owes_by_ns = pbus_monotonic_ns() + s->frame_timeout_ns; /* its HELLO */
 	snprintf(c->name, sizeof(c->name), "pid %d", (int)cred->pid);
 	read_groups(c);
@@ -499,6 +507,16 @@ void service_clients(struct server *s)
 		if (client_flush(s, c) < 0 || c->closing)
 			client_free(s, c);
 	}
+	/* Watchers closed outside their turn (registry.c): a free may close
+	 * more (a closing server's watchers), so until none is left. */
+	while (s->reap) {
+		s->reap = false;
+		for (struct client *c = s->clients; c; c = next) {
+			next = c->next;
+			if (c->closing)
+				client_free(s, c);
+		}
+	}
 	if (s->accept_paused && (!earliest || s->accept_retry_ns < earliest))
 		earliest = s->accept_retry_ns;
 	arm_timer(s, earliest);
@@ -569,6 +587,7 @@ int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
 	if (!o->reserved_clients_given && s->reserved_clients >= s->max_clients)
 		s->reserved_clients = s->max_clients - 1; /* a small --max-clients */
 	s->max_subscriptions = o->max_subscriptions ? o->max_subscriptions : 64;
+	s->max_services = o->max_services ? o->max_services : MAX_SERVICES_DEFAULT;
 	s->frame_timeout_ns = (int64_t)(o->frame_timeout_ms ? o->frame_timeout_ms : FRAME_TIMEOUT_MS_DEFAULT) *
 			      1000000;
 	s->words = (s->param_count + 63) / 64 + 1;
@@ -697,6 +716,7 @@ void server_stop(struct server *s)
 	}
 	while (s->clients)
 		client_free(s, s->clients);
+	registry_free(s);
 	if (s->unlink_socket && s->socket_path)
 		unlink(s->socket_path);
 	if (s->listen_fd >= 0)

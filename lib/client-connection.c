@@ -7,7 +7,7 @@
  */
 #include "client-internal.h"
 
-static uint32_t next_request_id(struct pbus_client *c)
+uint32_t pbus_client_next_request_id(struct pbus_client *c)
 {
 	if (++c->next_request_id == 0)
 		c->next_request_id = 1;
@@ -100,7 +100,7 @@ static int read_input(struct pbus_client *c, int budget)
 	return 0;
 }
 
-static int push_pending(struct pbus_client *c, struct pending p)
+int pbus_client_push_pending(struct pbus_client *c, struct pending p)
 {
 	if (c->pending_count == c->pending_capacity) {
 		size_t capacity = c->pending_capacity ? c->pending_capacity * 2 : 8;
@@ -112,7 +112,7 @@ static int push_pending(struct pbus_client *c, struct pending p)
 		c->pending_capacity = capacity;
 	}
 	c->pending[c->pending_count++] = p;
-	if (p.kind == PENDING_HELLO || p.kind == PENDING_RESUBSCRIBE)
+	if (pending_in_handshake(p.kind))
 		c->handshake_pending++;
 	return 0;
 }
@@ -121,11 +121,11 @@ static int push_pending(struct pbus_client *c, struct pending p)
  * for (a SUBSCRIBE that timed out, a renewal of one removed meanwhile). */
 static int send_forget(struct pbus_client *c, uint32_t server_id)
 {
-	uint32_t id = next_request_id(c);
+	uint32_t id = pbus_client_next_request_id(c);
 	int r = pbus_proto_u32_encode(&c->out, PBUS_WIRE_UNSUBSCRIBE, id, server_id);
 
 	if (r == 0)
-		r = push_pending(c, (struct pending){.id = id, .kind = PENDING_ABANDONED,
+		r = pbus_client_push_pending(c, (struct pending){.id = id, .kind = PENDING_ABANDONED,
 						     .request_type = PBUS_WIRE_UNSUBSCRIBE});
 	return r < 0 ? r : pbus_client_flush(c);
 }
@@ -196,6 +196,8 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 
 	if (h->type == PBUS_WIRE_NOTIFY)
 		return h->id == 0 ? pbus_client_handle_notify(c, body, n) : -EPROTO;
+	if (h->type == PBUS_WIRE_SERVICE && h->id == 0)
+		return pbus_client_handle_service_notify(c, body, n);
 	if (c->pending_count == 0 || h->id != c->pending[0].id) {
 		/* An ERROR that answers nothing we sent is about the connection
 		 * (too many clients, a frame it could not read); it closes next. */
@@ -211,7 +213,7 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 	p = c->pending[0];
 	memmove(c->pending, c->pending + 1, (c->pending_count - 1) * sizeof(*c->pending));
 	c->pending_count--;
-	if (p.kind == PENDING_HELLO || p.kind == PENDING_RESUBSCRIBE)
+	if (pending_in_handshake(p.kind))
 		c->handshake_pending--;
 	if (h->type != PBUS_WIRE_ERROR && h->type != p.request_type + 1u)
 		return -EPROTO;
@@ -220,10 +222,15 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 		return handle_hello_reply(c, h->type, body, n);
 	case PENDING_RESUBSCRIBE:
 		return handle_resubscribed(c, &p, h->type, body, n);
+	case PENDING_REREGISTER:
+	case PENDING_REWATCH:
+		return pbus_client_handle_service_renewal(c, &p, h->type, body, n);
 	case PENDING_ABANDONED:
 		if (p.request_type == PBUS_WIRE_SUBSCRIBE && h->type == PBUS_WIRE_SUBSCRIBED &&
 		    pbus_proto_u32_decode(PBUS_WIRE_SUBSCRIBED, body, n, &server_id, NULL) == 0)
 			return send_forget(c, server_id);
+		if (p.request_type == PBUS_WIRE_SERVICE_LOOKUP)
+			return pbus_client_service_abandoned(c, &p, h->type, body, n);
 		return 0;
 	default:
 		break;
@@ -236,6 +243,14 @@ static int handle_frame(struct pbus_client *c, const struct pbus_wire_header *h,
 
 		if (s)
 			s->server_id = server_id;
+	}
+	/* A watch likewise becomes active with its reply, before the SERVICE
+	 * notifications that may follow it in the same read. */
+	if (p.request_type == PBUS_WIRE_SERVICE_LOOKUP && p.subscription && h->type == PBUS_WIRE_SERVICE) {
+		int r = pbus_client_service_watched(c, p.subscription, body, n);
+
+		if (r < 0)
+			return r;
 	}
 	c->reply.size = 0;
 	pbus_wire_bytes(&c->reply, body, n);
@@ -316,6 +331,7 @@ void pbus_client_connection_lost(struct pbus_client *c)
 	c->in.start = c->in.end = 0;
 	c->pending_count = 0;
 	c->handshake_pending = 0;
+	pbus_client_services_lost(c);
 	if (!c->schema)
 		return; /* the first connect reports for itself */
 	for (size_t i = 0; i < c->sub_count; i++)
@@ -439,11 +455,11 @@ int pbus_client_put_subscribe(struct pbus_wire_buf *b, uint32_t id, const struct
 	return pbus_proto_subscribe_encode(b, id, &m, s->indexes);
 }
 
-/* Send HELLO and, after a reconnect, every subscription again, without
- * waiting: the replies are handled as they come. */
+/* Send HELLO and, after a reconnect, every subscription, registration and
+ * watch again, without waiting: the replies are handled as they come. */
 static int send_handshake(struct pbus_client *c)
 {
-	uint32_t id = next_request_id(c);
+	uint32_t id = pbus_client_next_request_id(c);
 	struct pbus_proto_hello m = {.min_version = PBUS_WIRE_VERSION,
 				     .max_version = PBUS_WIRE_VERSION,
 				     .schema_hash = c->hello_hash,
@@ -451,20 +467,22 @@ static int send_handshake(struct pbus_client *c)
 	int r = pbus_proto_hello_encode(&c->out, id, &m);
 
 	if (r == 0)
-		r = push_pending(c, (struct pending){.id = id, .kind = PENDING_HELLO,
+		r = pbus_client_push_pending(c, (struct pending){.id = id, .kind = PENDING_HELLO,
 						     .request_type = PBUS_WIRE_HELLO});
 	for (size_t i = 0; i < c->sub_count && r == 0; i++) {
 		struct subscription *s = &c->subs[i];
 
 		if (!s->active)
 			continue;
-		id = next_request_id(c);
+		id = pbus_client_next_request_id(c);
 		r = pbus_client_put_subscribe(&c->out, id, s);
 		if (r == 0)
-			r = push_pending(c, (struct pending){.id = id, .kind = PENDING_RESUBSCRIBE,
+			r = pbus_client_push_pending(c, (struct pending){.id = id, .kind = PENDING_RESUBSCRIBE,
 							     .request_type = PBUS_WIRE_SUBSCRIBE,
 							     .subscription = s->id});
 	}
+	if (r == 0)
+		r = pbus_client_put_service_renewals(c);
 	if (r == 0)
 		r = pbus_client_flush(c);
 	return r;
@@ -586,14 +604,14 @@ int pbus_client_transact(struct pbus_client *c, uint32_t subscription, bool may_
 			return r;
 		if (c->request.size > c->max_frame)
 			return -EMSGSIZE;
-		id = next_request_id(c);
+		id = pbus_client_next_request_id(c);
 		pbus_le_store(c->request.data + 8, id, 4);
 		pbus_wire_bytes(&c->out, c->request.data, c->request.size);
 		if (c->out.failed) {
 			c->out.failed = false;
 			return -ENOMEM;
 		}
-		r = push_pending(c, (struct pending){.id = id, .kind = PENDING_REQUEST,
+		r = pbus_client_push_pending(c, (struct pending){.id = id, .kind = PENDING_REQUEST,
 						     .request_type = (uint16_t)type,
 						     .subscription = subscription});
 		if (r < 0) {

@@ -7,7 +7,8 @@
  * client-connection.c: the connection machinery (sending,
  * receiving, matching replies to requests, reconnecting, waiting for a
  * reply); client-subscribe.c: subscriptions, the queue of notifications and
- * dispatch.
+ * dispatch; client-service.c: services registered and watched
+ * (docs/socket-protocol.md §3.6), renewed like subscriptions.
  *
  * A client is one connection to pbusd's socket (docs/socket-protocol.md),
  * renewed by itself when pbusd restarts.
@@ -22,7 +23,8 @@
  * readable until dispatch has delivered the queue.
  *
  * Pipelining. Requests made by the caller are synchronous and one at a
- * time, but a reconnect sends HELLO and every SUBSCRIBE in one go and takes
+ * time, but a reconnect sends HELLO, every SUBSCRIBE, every
+ * SERVICE_REGISTER and every watching SERVICE_LOOKUP in one go and takes
  * the replies as dispatch finds them, so that dispatch never waits for the
  * server. The server answers requests in order, so a FIFO of what was sent
  * (struct pending) tells what each reply belongs to. A request that timed
@@ -32,7 +34,8 @@
  * The queue. Notifications that arrive while a request waits, and the
  * DISCONNECTED / CONNECTED events, are copied into a queue, in order, as
  * frames whose id is the client's subscription id (the server's ids change
- * with every connection; the client's never do). Dispatch swaps the queue
+ * with every connection; the client's never do); a watched service's
+ * states likewise, as SERVICE frames whose id is the client's watch id. Dispatch swaps the queue
  * with a second buffer before calling back, so that a callback may make
  * requests (which may queue more) while the values it was handed stay where
  * they are. Both buffers and the array of values given to callbacks are
@@ -96,16 +99,29 @@ enum client_state {
 enum pending_kind {
 	PENDING_HELLO,       /* the handshake */
 	PENDING_RESUBSCRIBE, /* a subscription renewed after a reconnect */
+	PENDING_REREGISTER,  /* a service registered again after a reconnect */
+	PENDING_REWATCH,     /* a service watched again after a reconnect */
 	PENDING_REQUEST,     /* the caller's request, waited for now */
 	PENDING_ABANDONED    /* a request that timed out: its reply is dropped */
 };
+
+/* The renewals a reconnect sends with its HELLO: the caller's requests
+ * wait for their replies (the handshake counts them). */
+static inline bool pending_in_handshake(unsigned kind)
+{
+	return kind == PENDING_HELLO || kind == PENDING_RESUBSCRIBE || kind == PENDING_REREGISTER ||
+	       kind == PENDING_REWATCH;
+}
 
 /* One frame sent whose reply has not come yet. */
 struct pending {
 	uint32_t id;
 	uint16_t kind;         /* enum pending_kind */
 	uint16_t request_type; /* the frame's type; its reply is this + 1 */
-	uint32_t subscription; /* client id, for SUBSCRIBE and RESUBSCRIBE */
+	/* The client's id of what the reply is about: a subscription (SUBSCRIBE,
+	 * RESUBSCRIBE), a registration (REREGISTER), a watch (REWATCH, and a
+	 * caller's watching SERVICE_LOOKUP); 0: none. */
+	uint32_t subscription;
 };
 
 struct subscription {
@@ -116,6 +132,24 @@ struct subscription {
 	uint32_t count;
 	struct pbus_subscribe_options options;
 	pbus_client_notify_fn callback;
+	void *userdata;
+};
+
+/* A service this client registered: registered again after a reconnect. */
+struct client_service {
+	uint32_t id;     /* the client's, never 0 */
+	bool registered; /* on the current connection */
+	uint32_t major, minor;
+	char address[PBUS_SERVICE_ADDRESS_MAX + 1];
+	char endpoint[PBUS_SERVICE_ENDPOINT_MAX + 1];
+};
+
+/* An address this client watches: watched again after a reconnect. */
+struct client_service_watch {
+	uint32_t id;     /* the client's, never 0: the queue's frames name it */
+	bool active;     /* watched on the current connection */
+	char address[PBUS_SERVICE_ADDRESS_MAX + 1];
+	pbus_client_service_fn callback;
 	void *userdata;
 };
 
@@ -167,6 +201,12 @@ struct pbus_client {
 	size_t sub_count, sub_capacity;
 	uint32_t next_subscription_id;
 
+	struct client_service *services;
+	size_t service_count, service_capacity;
+	struct client_service_watch *watches;
+	size_t watch_count, watch_capacity;
+	uint32_t next_service_id; /* for both */
+
 	struct pbus_wire_buf queue, delivering;
 	struct pbus_client_value *values; /* param_count of them, for callbacks */
 	bool dispatching;
@@ -178,7 +218,30 @@ int pbus_client_queue_event(struct pbus_client *c, unsigned type, uint32_t subsc
 int pbus_client_handle_notify(struct pbus_client *c, const unsigned char *body, size_t n);
 int pbus_client_deliver(struct pbus_client *c);
 
+/* client-service.c */
+/* Encode the renewals of every registration and watch into c->out (after
+ * a reconnect's HELLO). */
+int pbus_client_put_service_renewals(struct pbus_client *c);
+/* The reply to a REREGISTER or REWATCH. */
+int pbus_client_handle_service_renewal(struct pbus_client *c, const struct pending *p, unsigned type,
+				       const void *body, size_t n);
+/* The reply to the caller's watching SERVICE_LOOKUP, the moment it is
+ * read: the watch is active, its state queued. */
+int pbus_client_service_watched(struct pbus_client *c, uint32_t watch, const void *body, size_t n);
+/* The late reply to a SERVICE_LOOKUP whose caller gave up. */
+int pbus_client_service_abandoned(struct pbus_client *c, const struct pending *p, unsigned type,
+				  const void *body, size_t n);
+/* A SERVICE notification (id 0). */
+int pbus_client_handle_service_notify(struct pbus_client *c, const void *body, size_t n);
+/* A queued SERVICE event for watch @watch: call back; false if the watch is gone. */
+bool pbus_client_deliver_service(struct pbus_client *c, uint32_t watch, const void *body, size_t n);
+void pbus_client_services_lost(struct pbus_client *c);
+void pbus_client_services_free(struct pbus_client *c);
+
 /* client-connection.c */
+/* The id of the next frame sent (never 0). */
+uint32_t pbus_client_next_request_id(struct pbus_client *c);
+int pbus_client_push_pending(struct pbus_client *c, struct pending p);
 void pbus_client_update_timer(struct pbus_client *c);
 int pbus_client_flush(struct pbus_client *c);
 int pbus_client_receive(struct pbus_client *c, int budget);

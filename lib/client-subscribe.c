@@ -74,12 +74,19 @@ int pbus_client_deliver(struct pbus_client *c)
 		const unsigned char *frame = c->delivering.data + pos;
 		uint32_t length = pbus_le_load32(frame), id = pbus_le_load32(frame + 8);
 		unsigned type = (unsigned)(frame[4] | frame[5] << 8);
-		struct subscription *s = pbus_client_subscription(c, id);
+		struct subscription *s;
 		pbus_client_notify_fn callback;
 		void *userdata;
 		uint32_t count = 0;
 
 		pos += length;
+		if (type == PBUS_WIRE_SERVICE) {
+			/* a watch's (client-service.c), unless unwatched meanwhile */
+			delivered += pbus_client_deliver_service(c, id, frame + PBUS_WIRE_HEADER_SIZE,
+								 length - PBUS_WIRE_HEADER_SIZE);
+			continue;
+		}
+		s = pbus_client_subscription(c, id);
 		if (!s)
 			continue; /* unsubscribed meanwhile */
 		callback = s->callback;

@@ -81,6 +81,7 @@ void pbus_client_close(struct pbus_client *client)
 	for (size_t i = 0; i < client->sub_count; i++)
 		free(client->subs[i].indexes);
 	free(client->subs);
+	pbus_client_services_free(client);
 	free(client->pending);
 	pbus_frame_in_free(&client->in);
 	pbus_wire_buf_free(&client->out);

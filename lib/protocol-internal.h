@@ -74,7 +74,7 @@ int pbus_proto_str_encode(struct pbus_wire_buf *b, unsigned type, uint32_t id, c
 int pbus_proto_str_decode(unsigned type, const void *body, size_t n, struct pbus_proto_str *m,
 			  char *why);
 
-/* --- Empty bodies: SCHEMA_GET, UNSUBSCRIBED, STATS_GET ------------------------ */
+/* --- Empty bodies: SCHEMA_GET, UNSUBSCRIBED, STATS_GET, SERVICE_*ED ----------- */
 
 int pbus_proto_empty_encode(struct pbus_wire_buf *b, unsigned type, uint32_t id);
 int pbus_proto_empty_decode(unsigned type, size_t n, char *why);
@@ -204,6 +204,58 @@ int pbus_proto_error_decode(const void *body, size_t n, struct pbus_proto_error 
 
 int pbus_proto_bytes_encode(struct pbus_wire_buf *b, unsigned type, uint32_t id, const void *data,
 			    size_t length);
+
+/* --- Services (§3.6) ------------------------------------------------------------- */
+
+/*
+ * The strings of these messages (addresses, endpoints) must be UTF-8
+ * without NUL, as §2 says of every str: a decoder refuses others. Their
+ * grammar (docs/socket-protocol.md §3.6: "local:INSTANCE:INTERFACE", an
+ * endpoint of 1..107 bytes) is the server's and the client's to judge
+ * (service-address-internal.h): pbusd answers a malformed address with
+ * ERROR EINVAL and keeps the connection.
+ */
+struct pbus_proto_service_register {
+	struct pbus_proto_str address;
+	uint32_t major, minor;
+	struct pbus_proto_str endpoint;
+};
+
+int pbus_proto_service_register_encode(struct pbus_wire_buf *b, uint32_t id,
+				       const struct pbus_proto_service_register *m);
+int pbus_proto_service_register_decode(const void *body, size_t n, struct pbus_proto_service_register *m,
+				       char *why);
+
+struct pbus_proto_service_lookup {
+	struct pbus_proto_str address;
+	uint32_t watch; /* decoded: 0 or 1 */
+};
+
+int pbus_proto_service_lookup_encode(struct pbus_wire_buf *b, uint32_t id,
+				     const struct pbus_proto_service_lookup *m);
+int pbus_proto_service_lookup_decode(const void *body, size_t n, struct pbus_proto_service_lookup *m,
+				     char *why);
+
+/* SERVICE, a reply (to SERVICE_LOOKUP) or a notification (id 0). */
+struct pbus_proto_service {
+	struct pbus_proto_str address;
+	uint32_t available; /* decoded: 0 or 1 */
+	uint32_t major, minor, pid, uid;
+	struct pbus_proto_str endpoint;
+};
+
+int pbus_proto_service_encode(struct pbus_wire_buf *b, uint32_t id, const struct pbus_proto_service *m);
+/* Also malformed: available other than 0 or 1, and a service not
+ * available with any other field not 0 or empty. */
+int pbus_proto_service_decode(const void *body, size_t n, struct pbus_proto_service *m, char *why);
+
+/* SERVICE_UNREGISTER and SERVICE_UNWATCH: one str, the address (encoded
+ * with pbus_proto_str_encode()). */
+int pbus_proto_service_address_decode(unsigned type, const void *body, size_t n,
+				      struct pbus_proto_str *address, char *why);
+
+/* (SERVICE_REGISTERED, SERVICE_UNREGISTERED and SERVICE_UNWATCHED are
+ * empty: pbus_proto_empty_encode() and _decode().) */
 
 /* --- Method calls: CONNECT, CONNECTED (docs/methods.md §3.1) -------------------- */
 

@@ -410,6 +410,122 @@ int pbus_proto_error_decode(const void *body, size_t n, struct pbus_proto_error 
 	return e;
 }
 
+/* --- Services ---------------------------------------------------------------------------- */
+
+/* A str of these messages: UTF-8 without NUL (§2). */
+static int text_or_malformed(const struct pbus_proto_str *s, unsigned type, const char *field, char *why)
+{
+	if (memchr(s->s, 0, s->length) || !pbus_utf8_valid(s->s, s->length))
+		return why_(why, "malformed %s: %s is not UTF-8 without NUL", pbus_wire_type_name(type), field);
+	return 0;
+}
+
+int pbus_proto_service_register_encode(struct pbus_wire_buf *b, uint32_t id,
+				       const struct pbus_proto_service_register *m)
+{
+	size_t start = pbus_wire_begin(b, PBUS_WIRE_SERVICE_REGISTER, id);
+
+	put_str(b, &m->address);
+	pbus_wire_u32(b, m->major);
+	pbus_wire_u32(b, m->minor);
+	put_str(b, &m->endpoint);
+	return pbus_wire_end(b, start);
+}
+
+int pbus_proto_service_register_decode(const void *body, size_t n, struct pbus_proto_service_register *m,
+				       char *why)
+{
+	const unsigned type = PBUS_WIRE_SERVICE_REGISTER;
+	struct pbus_wire_reader r;
+	int e;
+
+	pbus_wire_reader_init(&r, body, n);
+	get_str(&r, &m->address);
+	m->major = pbus_wire_get_u32(&r);
+	m->minor = pbus_wire_get_u32(&r);
+	get_str(&r, &m->endpoint);
+	if ((e = done_or_malformed(&r, type, why)) < 0 ||
+	    (e = text_or_malformed(&m->address, type, "address", why)) < 0)
+		return e;
+	return text_or_malformed(&m->endpoint, type, "endpoint", why);
+}
+
+int pbus_proto_service_lookup_encode(struct pbus_wire_buf *b, uint32_t id,
+				     const struct pbus_proto_service_lookup *m)
+{
+	size_t start = pbus_wire_begin(b, PBUS_WIRE_SERVICE_LOOKUP, id);
+
+	put_str(b, &m->address);
+	pbus_wire_u32(b, m->watch);
+	return pbus_wire_end(b, start);
+}
+
+int pbus_proto_service_lookup_decode(const void *body, size_t n, struct pbus_proto_service_lookup *m,
+				     char *why)
+{
+	const unsigned type = PBUS_WIRE_SERVICE_LOOKUP;
+	struct pbus_wire_reader r;
+	int e;
+
+	pbus_wire_reader_init(&r, body, n);
+	get_str(&r, &m->address);
+	m->watch = pbus_wire_get_u32(&r);
+	if ((e = done_or_malformed(&r, type, why)) < 0 ||
+	    (e = text_or_malformed(&m->address, type, "address", why)) < 0)
+		return e;
+	if (m->watch > 1)
+		return why_(why, "malformed SERVICE_LOOKUP: watch %u (0 or 1)", m->watch);
+	return 0;
+}
+
+int pbus_proto_service_encode(struct pbus_wire_buf *b, uint32_t id, const struct pbus_proto_service *m)
+{
+	size_t start = pbus_wire_begin(b, PBUS_WIRE_SERVICE, id);
+
+	put_str(b, &m->address);
+	pbus_wire_u32(b, m->available);
+	pbus_wire_u32(b, m->major);
+	pbus_wire_u32(b, m->minor);
+	pbus_wire_u32(b, m->pid);
+	pbus_wire_u32(b, m->uid);
+	put_str(b, &m->endpoint);
+	return pbus_wire_end(b, start);
+}
+
+int pbus_proto_service_decode(const void *body, size_t n, struct pbus_proto_service *m, char *why)
+{
+	const unsigned type = PBUS_WIRE_SERVICE;
+	struct pbus_wire_reader r;
+	int e;
+
+	pbus_wire_reader_init(&r, body, n);
+	get_str(&r, &m->address);
+	m->available = pbus_wire_get_u32(&r);
+	m->major = pbus_wire_get_u32(&r);
+	m->minor = pbus_wire_get_u32(&r);
+	m->pid = pbus_wire_get_u32(&r);
+	m->uid = pbus_wire_get_u32(&r);
+	get_str(&r, &m->endpoint);
+	if ((e = done_or_malformed(&r, type, why)) < 0 ||
+	    (e = text_or_malformed(&m->address, type, "address", why)) < 0 ||
+	    (e = text_or_malformed(&m->endpoint, type, "endpoint", why)) < 0)
+		return e;
+	if (m->available > 1)
+		return why_(why, "malformed SERVICE: available %u (0 or 1)", m->available);
+	if (!m->available && (m->major || m->minor || m->pid || m->uid || m->endpoint.length))
+		return why_(why, "malformed SERVICE: a service not available with a version, pid, uid or "
+			    "endpoint");
+	return 0;
+}
+
+int pbus_proto_service_address_decode(unsigned type, const void *body, size_t n,
+				      struct pbus_proto_str *address, char *why)
+{
+	int e = pbus_proto_str_decode(type, body, n, address, why);
+
+	return e < 0 ? e : text_or_malformed(address, type, "address", why);
+}
+
 /* --- CONNECT and CONNECTED ---------------------------------------------------------- */
 
 int pbus_proto_connect_encode(struct pbus_wire_buf *b, uint32_t id, const struct pbus_proto_connect *m)

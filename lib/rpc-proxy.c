@@ -58,7 +58,7 @@ struct waiting {
 	bool done;
 	int result;
 	struct pbus_rpc_buf *reply; /* the RETURN's body goes here; NULL: dropped */
-	char message[200];
+	char message[400];
 	struct waiting *next;
 };
 
@@ -91,6 +91,7 @@ struct pbus_proxy {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int fd; /* -1: not connected */
+	bool connecting; /* a thread is connecting: the others wait */
 	struct loop_source source;
 	bool reading;
 	int rcvtimeo_ms; /* what SO_RCVTIMEO is set to */
@@ -158,7 +159,8 @@ static void set_available_locked(struct pbus_proxy *p, bool available)
 	if (atomic_load(&p->available) == available)
 		return;
 	atomic_store(&p->available, available);
-	queue_event(p, available ? EVENT_AVAILABLE : EVENT_UNAVAILABLE, NULL, 0);
+	if (p->avail_fn)
+		queue_event(p, available ? EVENT_AVAILABLE : EVENT_UNAVAILABLE, NULL, 0);
 	pthread_cond_broadcast(&p->cond);
 }
 
@@ -595,30 +597,53 @@ static int connect_to(struct pbus_proxy *p, const struct rpc_service *svc)
 	return 0;
 }
 
-/* Connect if not connected (lock held): with the registry's news, or a
- * lookup. */
+/* Whether connect_to() failed for want of the server @svc named (gone or
+ * replaced since): worth a fresh lookup. */
+static bool stale(int r)
+{
+	return r == -ENOTCONN || r == -ECONNREFUSED || r == -ECONNRESET || r == -ENOENT || r == -EPERM;
+}
+
+/* Connect if not connected (lock held): with the registry's news if it
+ * names a server, else (or if that one is gone) a lookup. One thread
+ * connects; the others wait for it. */
 static int ensure_connected(struct pbus_proxy *p)
 {
+	int64_t deadline = pbus_monotonic_ns() + (int64_t)atomic_load(&p->timeout_ms) * NS_PER_MS;
 	struct rpc_service svc;
 	bool known;
-	int r;
+	int r = -ENOTCONN;
 
+	while (p->connecting) {
+		struct timespec ts;
+		int64_t at = pbus_realtime_ns() + (deadline - pbus_monotonic_ns());
+
+		if (pbus_monotonic_ns() >= deadline)
+			return rpc_fail(-ETIMEDOUT, "no connection to the server of %s in time", p->address);
+		ts.tv_sec = at / 1000000000;
+		ts.tv_nsec = at % 1000000000;
+		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+	}
 	if (p->fd >= 0)
 		return 0;
+	p->connecting = true;
 	pthread_mutex_lock(&p->svc_lock);
 	known = p->svc_known;
 	svc = p->svc;
 	pthread_mutex_unlock(&p->svc_lock);
-	if (!known) {
+	if (known && svc.available)
+		r = connect_to(p, &svc);
+	if ((!known || !svc.available || stale(r)) && r != 0) {
 		if (!p->registry)
-			return rpc_fail(-ENOTCONN, "no server of %s (no pbusd to ask)", p->address);
-		r = registry_lookup(p->registry, p->address, &svc);
-		if (r < 0)
-			return r;
+			r = rpc_fail(-ENOTCONN, "no server of %s (no pbusd to ask)", p->address);
+		else if ((r = registry_lookup(p->registry, p->address, &svc)) == 0)
+			r = svc.available ? connect_to(p, &svc)
+					  : rpc_fail(-ENOTCONN, "no server of %s is registered with pbusd",
+						     p->address);
 	}
-	if (!svc.available)
-		return rpc_fail(-ENOTCONN, "no server of %s is registered with pbusd", p->address);
-	return connect_to(p, &svc);
+	p->connecting = false;
+	pthread_cond_broadcast(&p->cond);
+	return r;
 }
 
 /* The loop thread: the socket is readable and nobody else reads it. */
@@ -665,10 +690,18 @@ static void reconnect(struct loop_job *job)
 {
 	struct pbus_proxy *p = (struct pbus_proxy *)((char *)job - offsetof(struct pbus_proxy, reconnect_job));
 
+	bool mine;
+
 	if (atomic_load(&p->local))
 		return;
+	pthread_mutex_lock(&p->svc_lock);
+	mine = p->svc_known && p->svc.available && p->svc.pid == getpid();
+	pthread_mutex_unlock(&p->svc_lock);
+	/* The loop thread never waits for another thread's connect, nor for a
+	 * server of this process (which may be served by this very loop):
+	 * those connect at the next call. */
 	pthread_mutex_lock(&p->lock);
-	if (p->fd < 0 && !p->freeing)
+	if (p->fd < 0 && !p->freeing && !p->connecting && !mine)
 		ensure_connected(p);
 	pthread_mutex_unlock(&p->lock);
 }
@@ -920,6 +953,9 @@ PBUS_API void pbus_proxy_on_availability(struct pbus_proxy *p, pbus_proxy_availa
 	pthread_mutex_lock(&p->lock);
 	p->avail_fn = fn;
 	p->avail_userdata = userdata;
+	/* The state now, first. */
+	if (fn)
+		queue_event(p, atomic_load(&p->available) ? EVENT_AVAILABLE : EVENT_UNAVAILABLE, NULL, 0);
 	pthread_mutex_unlock(&p->lock);
 }
 

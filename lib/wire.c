@@ -20,6 +20,7 @@ const char *pbus_wire_type_name(unsigned type)
 		"RETURN", "BROADCAST_SUBSCRIBE", "BROADCAST_SUBSCRIBED", "BROADCAST_UNSUBSCRIBE",
 		"BROADCAST_UNSUBSCRIBED", "BROADCAST",
 	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == PBUS_WIRE_TYPE_MAX + 1, "a name per type");
 
 	return type >= 1 && type <= PBUS_WIRE_TYPE_MAX ? names[type] : "unknown";
 }

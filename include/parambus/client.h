@@ -229,6 +229,104 @@ PBUS_API int pbus_client_stats_text(struct pbus_client *client, char **ret_json)
  * benchmarks. 0 or -errno. */
 PBUS_API int pbus_client_ping(struct pbus_client *client, const void *data, size_t length);
 
+/* ======================================================================
+ * Services: pbusd as the registry of method servers
+ * (docs/socket-protocol.md §3.6, docs/api-guide.md)
+ * ====================================================================== */
+
+/*
+ * A server of a Franca interface registers its address with the pbusd of
+ * its instance; clients look the address up there and connect to the
+ * server's endpoint themselves. An address is "local:INSTANCE:INTERFACE"
+ * ("local:psu/ch2:com.example.psu.PowerSupply"): the domain "local";
+ * INSTANCE, 1..64 bytes of letters, digits, '_', '-', '.' and '/', whose
+ * part before the first '/' is the name of the pbusd instance that is the
+ * registry (a client registers and looks up only with the pbusd it is
+ * connected to); INTERFACE, identifiers [A-Za-z_][A-Za-z0-9_]* joined by
+ * '.'; at most 255 bytes in all. An endpoint is the name of an abstract
+ * Unix socket without its leading NUL byte, 1..107 bytes.
+ *
+ * Nobody can pose as a registered server: a client that connects to the
+ * endpoint checks that the peer's SO_PEERCRED pid and uid are those
+ * pbusd recorded (struct pbus_service_info's pid and uid), and only root
+ * and pbusd's own user may register (docs/security.md).
+ */
+#define PBUS_SERVICE_ADDRESS_MAX 255
+#define PBUS_SERVICE_INSTANCE_MAX 64
+#define PBUS_SERVICE_ENDPOINT_MAX 107
+
+/*
+ * The registry's instance name of @address (its instance up to the first
+ * '/': "psu" for "local:psu/ch2:com.example.psu.PowerSupply") into
+ * @registry, NUL-terminated. 0, or -EINVAL: @address is not a valid
+ * service address, or @size is too small (PBUS_SERVICE_INSTANCE_MAX + 1
+ * always suffices). Any thread.
+ */
+PBUS_API int pbus_service_address_registry(const char *address, char *registry, size_t size);
+
+/* A service as the registry knows it. */
+struct pbus_service_info {
+	bool available;        /* registered now; all below 0 or empty if not */
+	uint32_t major, minor; /* the interface version the server implements */
+	pid_t pid;             /* the registering process (SO_PEERCRED) */
+	uid_t uid;             /* its user */
+	char address[PBUS_SERVICE_ADDRESS_MAX + 1];
+	char endpoint[PBUS_SERVICE_ENDPOINT_MAX + 1]; /* without the leading NUL */
+};
+
+/* A watch's callback, from pbus_client_dispatch(): @info is valid during
+ * the call only. */
+typedef void (*pbus_client_service_fn)(struct pbus_client *client, const struct pbus_service_info *info,
+				       void *userdata);
+
+/*
+ * Register @address, served at abstract socket @endpoint by this process,
+ * implementing version @major.@minor of its interface. The client
+ * remembers it and registers it again after every reconnect (a renewal
+ * refused, e.g. because another server took the address while pbusd was
+ * down, is reported once by pbus_client_dispatch() as its -EADDRINUSE;
+ * the registration stays remembered and is tried again at the next
+ * reconnect). Registering an address this client holds again updates its
+ * version and endpoint. The registration ends with
+ * pbus_client_unregister_service(), pbus_client_close() or the end of the
+ * process. Returns 0, or -EINVAL (a malformed address or endpoint, or one
+ * whose registry is not this client's instance), -EPERM (only root and
+ * pbusd's user may register), -EADDRINUSE (another connection holds the
+ * address), -EMFILE (too many registrations: 64 per connection, pbusd's
+ * --max-services in all), -ENOTCONN, -ETIMEDOUT. After -ETIMEDOUT the
+ * address is not remembered, though pbusd may have registered it:
+ * pbus_client_unregister_service() undoes that.
+ */
+PBUS_API int pbus_client_register_service(struct pbus_client *client, const char *address,
+					  uint32_t major, uint32_t minor, const char *endpoint);
+
+/* Forget @address and unregister it with pbusd (if connected). 0, or
+ * -ENOENT (neither remembered nor registered by this client), -EINVAL,
+ * -ETIMEDOUT. */
+PBUS_API int pbus_client_unregister_service(struct pbus_client *client, const char *address);
+
+/* Ask pbusd for @address's registration now, into *@ret_info (available
+ * false if nobody serves it). 0, or -EINVAL, -ENOTCONN, -ETIMEDOUT. */
+PBUS_API int pbus_client_lookup_service(struct pbus_client *client, const char *address,
+					struct pbus_service_info *ret_info);
+
+/*
+ * Watch @address: @fn runs from pbus_client_dispatch() first with its
+ * state now, then after every change (registered, replaced, unregistered,
+ * its server's connection closed), and after every reconnect with the state
+ * then (the watch is renewed). Changes that arrive during a request are
+ * kept for the next dispatch, like notifications. Watching an address this
+ * client watches already replaces @fn and @userdata (and brings the state
+ * again). 0, or -EINVAL, -EMFILE (more watches than pbusd's
+ * --max-subscriptions), -ENOTCONN, -ETIMEDOUT.
+ */
+PBUS_API int pbus_client_watch_service(struct pbus_client *client, const char *address,
+				       pbus_client_service_fn fn, void *userdata);
+
+/* Stop watching @address: no callback for it after this returns. 0, or
+ * -ENOENT (not watched), -EINVAL. */
+PBUS_API int pbus_client_unwatch_service(struct pbus_client *client, const char *address);
+
 #ifdef __cplusplus
 }
 #endif

@@ -415,7 +415,8 @@ PBUS_API void pbus_proxy_free(struct pbus_proxy *proxy);
 PBUS_API bool pbus_proxy_available(const struct pbus_proxy *proxy);
 /* Wait (dispatching nothing) until the server is available: 0, or -ETIMEDOUT. */
 PBUS_API int pbus_proxy_wait_available(struct pbus_proxy *proxy, int timeout_ms);
-/* Call @fn(client, available, @userdata) in the loop thread at every change. */
+/* Call @fn(client, available, @userdata) in the loop thread: once with the
+ * state now, then at every change. NULL stops the calls. */
 PBUS_API void pbus_proxy_on_availability(struct pbus_proxy *proxy, pbus_proxy_availability_fn fn,
 					 void *userdata);
 /* The server's interface version (after a connect), else 0.0. */

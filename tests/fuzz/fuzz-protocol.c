@@ -109,6 +109,9 @@ static void decode(const struct pbus_wire_header *h, const unsigned char *body)
 	case PBUS_WIRE_SCHEMA_GET:
 	case PBUS_WIRE_UNSUBSCRIBED:
 	case PBUS_WIRE_STATS_GET:
+	case PBUS_WIRE_SERVICE_REGISTERED:
+	case PBUS_WIRE_SERVICE_UNREGISTERED:
+	case PBUS_WIRE_SERVICE_UNWATCHED:
 		if ((r = pbus_proto_empty_decode(h->type, n, why)) == 0)
 			pbus_proto_empty_encode(&out, h->type, h->id);
 		break;
@@ -187,6 +190,35 @@ static void decode(const struct pbus_wire_header *h, const unsigned char *body)
 	case PBUS_WIRE_RETURN: /* its body is the generated decoders' (tests/fuzz/fuzz-rpc-args) */
 		r = pbus_proto_bytes_encode(&out, h->type, h->id, body, n);
 		break;
+	case PBUS_WIRE_SERVICE_REGISTER: {
+		struct pbus_proto_service_register m;
+
+		if ((r = pbus_proto_service_register_decode(body, n, &m, why)) == 0)
+			pbus_proto_service_register_encode(&out, h->id, &m);
+		break;
+	}
+	case PBUS_WIRE_SERVICE_UNREGISTER:
+	case PBUS_WIRE_SERVICE_UNWATCH: {
+		struct pbus_proto_str m;
+
+		if ((r = pbus_proto_service_address_decode(h->type, body, n, &m, why)) == 0)
+			pbus_proto_str_encode(&out, h->type, h->id, m.s, m.length);
+		break;
+	}
+	case PBUS_WIRE_SERVICE_LOOKUP: {
+		struct pbus_proto_service_lookup m;
+
+		if ((r = pbus_proto_service_lookup_decode(body, n, &m, why)) == 0)
+			pbus_proto_service_lookup_encode(&out, h->id, &m);
+		break;
+	}
+	case PBUS_WIRE_SERVICE: {
+		struct pbus_proto_service m;
+
+		if ((r = pbus_proto_service_decode(body, n, &m, why)) == 0)
+			pbus_proto_service_encode(&out, h->id, &m);
+		break;
+	}
 	case PBUS_WIRE_CONNECT: {
 		struct pbus_proto_connect m;
 

@@ -28,23 +28,36 @@ DEFAULT_MAX_FRAME = 1 << 20
 # §3: message types.
 HELLO, HELLO_REPLY, SCHEMA_GET, SCHEMA, GET, VALUES, SET, SET_REPLY, SUBSCRIBE, SUBSCRIBED, \
     UNSUBSCRIBE, UNSUBSCRIBED, NOTIFY, STATS_GET, STATS, ERROR, PING, PONG = range(1, 19)
+# §3.6: services.
+SERVICE_REGISTER, SERVICE_REGISTERED, SERVICE_UNREGISTER, SERVICE_UNREGISTERED, SERVICE_LOOKUP, \
+    SERVICE, SERVICE_UNWATCH, SERVICE_UNWATCHED = range(19, 27)
 NAMES = {HELLO: "HELLO", HELLO_REPLY: "HELLO_REPLY", SCHEMA_GET: "SCHEMA_GET", SCHEMA: "SCHEMA",
          GET: "GET", VALUES: "VALUES", SET: "SET", SET_REPLY: "SET_REPLY", SUBSCRIBE: "SUBSCRIBE",
          SUBSCRIBED: "SUBSCRIBED", UNSUBSCRIBE: "UNSUBSCRIBE", UNSUBSCRIBED: "UNSUBSCRIBED",
          NOTIFY: "NOTIFY", STATS_GET: "STATS_GET", STATS: "STATS", ERROR: "ERROR", PING: "PING",
-         PONG: "PONG"}
+         PONG: "PONG", SERVICE_REGISTER: "SERVICE_REGISTER", SERVICE_REGISTERED: "SERVICE_REGISTERED",
+         SERVICE_UNREGISTER: "SERVICE_UNREGISTER", SERVICE_UNREGISTERED: "SERVICE_UNREGISTERED",
+         SERVICE_LOOKUP: "SERVICE_LOOKUP", SERVICE: "SERVICE", SERVICE_UNWATCH: "SERVICE_UNWATCH",
+         SERVICE_UNWATCHED: "SERVICE_UNWATCHED"}
 TYPES = {v: k for k, v in NAMES.items()}
-REQUESTS = {HELLO, SCHEMA_GET, GET, SET, SUBSCRIBE, UNSUBSCRIBE, STATS_GET, PING}
+REQUESTS = {HELLO, SCHEMA_GET, GET, SET, SUBSCRIBE, UNSUBSCRIBE, STATS_GET, PING, SERVICE_REGISTER,
+            SERVICE_UNREGISTER, SERVICE_LOOKUP, SERVICE_UNWATCH}
+# The types that come as notifications (id 0): NOTIFY always, SERVICE when
+# it is not the reply to a SERVICE_LOOKUP.
+NOTIFICATIONS = {NOTIFY, SERVICE}
 # The reply each request gets (ERROR is possible for every one).
 REPLY_OF = {HELLO: HELLO_REPLY, SCHEMA_GET: SCHEMA, GET: VALUES, SET: SET_REPLY,
-            SUBSCRIBE: SUBSCRIBED, UNSUBSCRIBE: UNSUBSCRIBED, STATS_GET: STATS, PING: PONG}
+            SUBSCRIBE: SUBSCRIBED, UNSUBSCRIBE: UNSUBSCRIBED, STATS_GET: STATS, PING: PONG,
+            SERVICE_REGISTER: SERVICE_REGISTERED, SERVICE_UNREGISTER: SERVICE_UNREGISTERED,
+            SERVICE_LOOKUP: SERVICE, SERVICE_UNWATCH: SERVICE_UNWATCHED}
 
 # §5: error codes (negated Linux errno numbers).
 EPERM, ENOENT, EIO, ENOMEM, EACCES, EBUSY, EINVAL, EMFILE, ERANGE = -1, -2, -5, -12, -13, -16, -22, -24, -34
-EPROTO, EUSERS, EMSGSIZE, EPROTONOSUPPORT, ESTALE = -71, -87, -90, -93, -116
+EPROTO, EUSERS, EMSGSIZE, EPROTONOSUPPORT, EADDRINUSE, ESTALE = -71, -87, -90, -93, -98, -116
 ERRNAMES = {EPERM: "EPERM", ENOENT: "ENOENT", EIO: "EIO", ENOMEM: "ENOMEM", EACCES: "EACCES", EBUSY: "EBUSY",
             EINVAL: "EINVAL", EMFILE: "EMFILE", ERANGE: "ERANGE", EPROTO: "EPROTO", EUSERS: "EUSERS",
-            EMSGSIZE: "EMSGSIZE", EPROTONOSUPPORT: "EPROTONOSUPPORT", ESTALE: "ESTALE"}
+            EMSGSIZE: "EMSGSIZE", EPROTONOSUPPORT: "EPROTONOSUPPORT", EADDRINUSE: "EADDRINUSE",
+            ESTALE: "ESTALE"}
 
 # §2: value record status.
 STATUS = ["ok", "minor", "major", "invalid"]
@@ -200,7 +213,8 @@ def encode_body(type_, f):
     if type_ == HELLO_REPLY:
         return (p("<IQIIII", f["version"], f["schema_hash"], f["param_count"], f["max_frame"],
                   f["max_subscriptions"], f["server_pid"]) + _str(f["instance"]) + _str(f["interface"]))
-    if type_ in (SCHEMA_GET, UNSUBSCRIBED, STATS_GET):
+    if type_ in (SCHEMA_GET, UNSUBSCRIBED, STATS_GET, SERVICE_REGISTERED, SERVICE_UNREGISTERED,
+                 SERVICE_UNWATCHED):
         return b""
     if type_ == SCHEMA:
         return _str(f["text"])
@@ -226,6 +240,15 @@ def encode_body(type_, f):
         return p("<i", f["code"]) + _str(f["message"])
     if type_ in (PING, PONG):
         return bytes(f["data"])
+    if type_ == SERVICE_REGISTER:
+        return _str(f["address"]) + p("<II", f["major"], f["minor"]) + _str(f["endpoint"])
+    if type_ in (SERVICE_UNREGISTER, SERVICE_UNWATCH):
+        return _str(f["address"])
+    if type_ == SERVICE_LOOKUP:
+        return _str(f["address"]) + p("<I", f["watch"])
+    if type_ == SERVICE:
+        return (_str(f["address"]) + p("<IIIII", f["available"], f["major"], f["minor"], f["pid"], f["uid"])
+                + _str(f["endpoint"]))
     raise ValueError(f"no message type {type_}")
 
 
@@ -243,7 +266,8 @@ def decode_body(type_, body):
         for k in ("param_count", "max_frame", "max_subscriptions", "server_pid"):
             f[k] = r.u32(k)
         f["instance"], f["interface"] = r.str("instance"), r.str("interface")
-    elif type_ in (SCHEMA_GET, UNSUBSCRIBED, STATS_GET):
+    elif type_ in (SCHEMA_GET, UNSUBSCRIBED, STATS_GET, SERVICE_REGISTERED, SERVICE_UNREGISTERED,
+                   SERVICE_UNWATCHED):
         pass
     elif type_ == SCHEMA:
         f["text"] = r.str("text")
@@ -274,6 +298,24 @@ def decode_body(type_, body):
         f["code"], f["message"] = r.fmt("i", "code"), r.str("message")
     elif type_ in (PING, PONG):
         f["data"] = r.take(len(r.data), "data")
+    elif type_ == SERVICE_REGISTER:
+        f["address"], f["major"], f["minor"] = r.str("address"), r.u32("major"), r.u32("minor")
+        f["endpoint"] = r.str("endpoint")
+    elif type_ in (SERVICE_UNREGISTER, SERVICE_UNWATCH):
+        f["address"] = r.str("address")
+    elif type_ == SERVICE_LOOKUP:
+        f["address"], f["watch"] = r.str("address"), r.u32("watch")
+        if f["watch"] > 1:
+            raise ProtocolError(f"SERVICE_LOOKUP watch {f['watch']} (0 or 1)")
+    elif type_ == SERVICE:
+        f["address"] = r.str("address")
+        for k in ("available", "major", "minor", "pid", "uid"):
+            f[k] = r.u32(k)
+        f["endpoint"] = r.str("endpoint")
+        if f["available"] > 1:
+            raise ProtocolError(f"SERVICE available {f['available']} (0 or 1)")
+        if not f["available"] and (f["major"] or f["minor"] or f["pid"] or f["uid"] or f["endpoint"]):
+            raise ProtocolError("SERVICE not available, with a version, pid, uid or endpoint")
     else:
         raise ProtocolError(f"unknown message type {type_}")
     r.end()
@@ -446,6 +488,7 @@ class Connection:
         self.reader = FrameReader(max_frame)
         self.next_id = 1
         self.notifications = []
+        self.service_events = []  # SERVICE notifications (§3.6), kept like NOTIFYs
         self.eof = False
         self.hello_reply = None
 
@@ -510,6 +553,9 @@ class Connection:
             if f.type == NOTIFY and f.id == 0:
                 self.notifications.append(f.decode())
                 continue
+            if f.type == SERVICE and f.id == 0:
+                self.service_events.append(f.decode())
+                continue
             if f.type == ERROR and f.id == 0 and id_ != 0:
                 # Not an answer to a request: about the connection (EUSERS
                 # on accept), which the server then closes.
@@ -560,6 +606,28 @@ class Connection:
 
     def ping(self, data=b""):
         return self.request(PING, {"data": data})["data"]
+
+    # Services (§3.6).
+    def register_service(self, address, major=1, minor=0, endpoint="pbus-test"):
+        self.request(SERVICE_REGISTER, {"address": address, "major": major, "minor": minor, "endpoint": endpoint})
+
+    def unregister_service(self, address):
+        self.request(SERVICE_UNREGISTER, {"address": address})
+
+    def lookup_service(self, address, watch=False):
+        return self.request(SERVICE_LOOKUP, {"address": address, "watch": int(watch)})
+
+    def unwatch_service(self, address):
+        self.request(SERVICE_UNWATCH, {"address": address})
+
+    def service_event(self, timeout=None):
+        """The next SERVICE notification's fields (kept ones first)."""
+        if self.service_events:
+            return self.service_events.pop(0)
+        f = self.recv_frame(timeout)
+        if f.type != SERVICE or f.id != 0:
+            raise ProtocolError(f"expected a SERVICE notification, got {f!r}")
+        return f.decode()
 
     def notification(self, timeout=None):
         """The next NOTIFY's fields (kept ones first)."""

@@ -126,6 +126,9 @@ def expect_reply(conn, id_, type_, what):
         if f.type == P.NOTIFY and f.id == 0:
             conn.notifications.append(decode(f, what))
             continue
+        if f.type == P.SERVICE and f.id == 0:
+            conn.service_events.append(decode(f, what))
+            continue
         break
     if f.type == P.ERROR:
         e = decode(f, what)
@@ -147,6 +150,9 @@ def expect_error(conn, code, what, id_=None, closes=False):
     given); with @closes the server then closes the connection."""
     while True:
         f = read_frame(conn, what)
+        if f.type == P.SERVICE and f.id == 0:
+            conn.service_events.append(decode(f, what))
+            continue
         if not (f.type == P.NOTIFY and f.id == 0):
             break
     check(f.type == P.ERROR, f"{what}: got {f!r}, expected ERROR {P.errname(code)}")

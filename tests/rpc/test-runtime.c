@@ -479,13 +479,14 @@ static void client_death_mid_call(void)
 
 		client_loop = NULL;
 		if (client_new(&d) == 0)
-			call_u32(&d, M_SLEEP, 5000, 10000);
+			call_u32(&d, M_SLEEP, 1000, 10000);
 		_exit(0);
 	}
 	usleep(300 * 1000);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	/* The server finishes that call, drops the connection and serves on. */
+	/* The server finishes that call (it serves one call at a time), drops
+	 * the connection and serves on. */
 	REQUIRE_EQ(client_new(&c), 0);
 	CHECK_EQ(call_add(&c, 20, 22, &sum), 0);
 	CHECK_EQ(sum, 42);
@@ -649,7 +650,9 @@ static void reconnects_by_itself(void)
 
 	REQUIRE(server > 0);
 	REQUIRE_EQ(client_new(&c), 0);
+	/* The callback hears the state now, then every change. */
 	pbus_proxy_on_availability(c.proxy, client_availability, NULL);
+	CHECK(WAIT_FOR(atomic_load(&c.available_events) == 1));
 	CHECK_EQ(pbus_proxy_subscribe(c.proxy, B_TICK), 0);
 	kill_server(server);
 	CHECK(WAIT_FOR(!pbus_proxy_available(c.proxy)));
@@ -658,7 +661,8 @@ static void reconnects_by_itself(void)
 	REQUIRE(server > 0);
 	/* The proxy connects by itself, and its broadcast is subscribed again. */
 	CHECK(WAIT_FOR(pbus_proxy_available(c.proxy)));
-	CHECK(WAIT_FOR(atomic_load(&c.available_events) == 1));
+	CHECK(WAIT_FOR(atomic_load(&c.available_events) == 2));
+	CHECK_EQ(atomic_load(&c.unavailable_events), 1);
 	CHECK_EQ(call_add(&c, 4, 5, &sum), 0);
 	CHECK_EQ(call_fire(&c, 9, "again"), 0);
 	CHECK(WAIT_FOR(atomic_load(&c.last_tick) == 9));

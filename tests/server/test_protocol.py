@@ -48,7 +48,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 VECTORS = os.path.join(TOP, "tests", "vectors", "socket-frames.txt")
 STATS_KEYS = ["instance", "uptime_s", "clients", "max_clients", "subscriptions", "requests",
               "notifications", "values_notified", "bytes_in", "bytes_out", "errors",
-              "connections_total", "rejected_connections", "clients_detail"]
+              "connections_total", "rejected_connections", "service_watches", "clients_detail"]
 CLIENT_KEYS = ["pid", "uid", "name", "subscriptions", "requests", "notifications", "tx_pending"]
 
 
@@ -123,6 +123,11 @@ def load_vectors():
     return entries
 
 
+def service_address(ctx, address):
+    """A vector's service address with ctx's instance as its registry."""
+    return address.replace("local:psu", "local:" + ctx.instance, 1)
+
+
 def fields_from_json(type_, j):
     """A vector's JSON fields as protocol.py's dict (bytes from hex)."""
     f = dict(j)
@@ -147,7 +152,9 @@ def test_vectors_codec(ctx):
         check(e["name"] not in names, f"{where}: name twice")
         names.add(e["name"])
         check(P.NAMES.get(e["type"]) == e["type_name"], f"{where}: type {e['type']} is not {e['type_name']}")
-        kind = "notification" if e["type"] == P.NOTIFY else "request" if e["type"] in P.REQUESTS else "reply"
+        kind = ("request" if e["type"] in P.REQUESTS else
+                "notification" if e["type"] == P.NOTIFY or (e["type"] in P.NOTIFICATIONS and e["id"] == 0) else
+                "reply")
         check(e["kind"] == kind, f"{where}: kind {e['kind']}, expected {kind}")
         check((e["id"] == 0) == (kind == "notification"), f"{where}: id {e['id']}")
         seen_types.add(e["type"])
@@ -213,7 +220,13 @@ def test_vectors_server(ctx):
             req = fields_from_json(e["type"], e["fields"])
             want = replies[e["id"]]
             wf = fields_from_json(want["type"], want["fields"])
-            c.send_bytes(e["bytes"])
+            if "address" in req:
+                # A service's address names this server's instance as
+                # its registry (the vectors' header comment).
+                req["address"] = service_address(ctx, req["address"])
+                c.send_bytes(P.encode_message(e["type"], e["id"], req))
+            else:
+                c.send_bytes(e["bytes"])
             if e["type"] == P.UNSUBSCRIBE and sub != req["subscription"]:
                 # The server numbered the subscription differently: the
                 # vector's id is unknown to it.
@@ -249,6 +262,16 @@ def test_vectors_server(ctx):
                 json.loads(got["json"])
             elif t == P.PING:
                 check(got["data"] == req["data"], f"{what}: PONG {got['data'].hex()}")
+            elif t == P.SERVICE_LOOKUP:
+                wf["address"] = req["address"]
+                check(got == dict(wf, pid=os.getpid(), uid=os.getuid()),
+                      f"{what}: {got}, expected the vector's registration by this process")
+            elif t == P.SERVICE_UNREGISTER:
+                # The watch of the LOOKUP before: told at once.
+                gone = next(x for x in entries if x["name"] == "service-gone")
+                n = c.service_event(WAIT)
+                check(n == dict(fields_from_json(P.SERVICE, gone["fields"]), address=req["address"]),
+                      f"{what}: the watcher's notification {n}")
         # After the vectors: what the SET vector wrote is there.
         vals = {v["index"]: ctx.value(v) for v in c.get([21, 2, 15, 19])}
         check(vals == {21: -12.75, 2: False, 15: "\u00b5A", 19: [1, -2, 2147483647]}, f"after the SET vector: {vals}")

@@ -12,7 +12,8 @@ import sys
 import tempfile
 from typing import List, Optional
 
-from . import __version__, checks, emit_c, emit_schema, loader, params, resolver
+from . import (__version__, checks, emit_c, emit_rpc, emit_schema, loader, params,
+               resolver, rpc)
 from .errors import Diagnostics, GenError
 from .naming import is_identifier
 
@@ -55,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="write the compiled schema here ('-' for standard output)")
     p.add_argument("--c-header", metavar="OUT.h", help="write the C header here")
     p.add_argument("--c-source", metavar="OUT.c", help="write the C source here")
+    p.add_argument("--rpc-header", metavar="OUT.h",
+                   help="write the C header of the methods and broadcasts here")
+    p.add_argument("--rpc-source", metavar="OUT.c",
+                   help="write their client and server (and, without "
+                        "--rpc-types-source, the types' codec) here")
+    p.add_argument("--rpc-types-source", metavar="OUT.c",
+                   help="write the codec of their argument types here, apart")
     p.add_argument("--prefix", metavar="NAME",
                    help="prefix of every generated C name (default: the interface "
                         "name in snake_case, e.g. power_supply)")
@@ -108,15 +116,22 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"FILE must end in .fidl or .fdepl: '{args.file}'")
     if args.prefix is not None and not is_identifier(args.prefix):
         parser.error(f"--prefix '{args.prefix}' is not a C identifier")
-    if not args.check and not (args.schema or args.c_header or args.c_source):
-        parser.error("nothing to do: give --schema, --c-header, --c-source or --check")
+    rpc_out = args.rpc_header or args.rpc_source or args.rpc_types_source
+    table_out = args.schema or args.c_header or args.c_source
+    if not args.check and not (table_out or rpc_out):
+        parser.error("nothing to do: give --schema, --c-header, --c-source, "
+                     "--rpc-header, --rpc-source, --rpc-types-source or --check")
 
     diag = Diagnostics()
     try:
         sources = loader.load(args.file, args.include)
         resolved = resolver.resolve(sources, diag)
-        model = params.build_model(resolved, sources, args.interface, args.prefix, diag)
+        # Only the methods wanted: the attributes need not map to parameters.
+        with_params = bool(table_out) or args.check or not rpc_out
+        model = params.build_model(resolved, sources, args.interface, args.prefix, diag,
+                                   with_parameters=with_params)
         checks.check(model)
+        rpc_model = rpc.build(model) if rpc_out else None
     except GenError as exc:
         for w in diag.warnings:
             print(w, file=sys.stderr)
@@ -127,8 +142,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.check:
         return 0
 
-    schema_text = emit_schema.render(model)
     outputs = []
+    if rpc_model is not None:
+        rpc_header_name = os.path.basename(args.rpc_header) if args.rpc_header \
+            else f"{model.c.prefix}-rpc.h"
+        header, source, types = emit_rpc.render(rpc_model, rpc_header_name,
+                                                bool(args.rpc_types_source))
+        if args.rpc_header:
+            outputs.append((args.rpc_header, header))
+        if args.rpc_source:
+            outputs.append((args.rpc_source, source))
+        if args.rpc_types_source:
+            outputs.append((args.rpc_types_source, types))
+    if not table_out:
+        return _write(outputs)
+    schema_text = emit_schema.render(model)
     if args.schema:
         outputs.append((args.schema, schema_text))
     if args.c_header or args.c_source:
@@ -140,6 +168,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             outputs.append((args.c_header, header))
         if args.c_source:
             outputs.append((args.c_source, source))
+    return _write(outputs)
+
+
+def _write(outputs) -> int:
     try:
         for path, text in outputs:
             if path == "-":

@@ -66,6 +66,12 @@ KEYS: Dict[str, Key] = {k.name: k for k in (
     Key("MaxLength", INTEGER, ARRAY, False),
 )}
 
+# The keys of a `method NAME { ... }` section (methods.md, docs/deployment-
+# spec.md "Methods"); a broadcast section takes reserved keys only.
+METHOD_KEYS: Dict[str, Key] = {k.name: k for k in (
+    Key("CallableBy", STRING, ANY, False),
+)}
+
 # Key name prefixes reserved for later parts of parambus.
 RESERVED_NAMESPACES = ("Scpi", "Fleet")
 # The prefix of the hardware-binding keys (HW_KEYS, below).
@@ -113,7 +119,11 @@ class Section:
 
 
 def _props(items, owner: str, diag: Diagnostics, allow_fields: bool,
-           section: Section) -> None:
+           section: Section, keys: Optional[Dict[str, Key]] = None) -> None:
+    """The keys of one section; `keys` is the table it takes (KEYS when
+    None: an attribute or field section)."""
+    if keys is None:
+        keys = KEYS
     for item in items:
         if isinstance(item, S.DSection):
             if not allow_fields or item.kind != "field" or item.name is None:
@@ -142,11 +152,14 @@ def _props(items, owner: str, diag: Diagnostics, allow_fields: bool,
                     ", expected one of " + ", ".join(HW_KEYS))
             raise GenError(item.loc, f"unknown hardware binding key '{item.key}' "
                                      f"in {owner}{hint}")
-        if item.key not in KEYS:
+        if item.key not in keys:
             ns = reserved_namespace(item.key)
             if ns is None:
+                expected = ("expected one of " + ", ".join(keys) if keys else
+                            "expected a key of a reserved namespace ("
+                            + ", ".join(RESERVED_NAMESPACES) + ")")
                 raise GenError(item.loc, f"unknown key '{item.key}' in {owner}, "
-                                         "expected one of " + ", ".join(KEYS))
+                                         f"{expected}")
             diag.warn(item.loc, f"key '{item.key}' belongs to the reserved "
                                 f"namespace '{ns}' and is not implemented yet; ignored")
             continue
@@ -188,13 +201,14 @@ def read(fdepl: S.FdeplFile, interface_fqn: Optional[str], interfaces: Dict[str,
     define = chosen[0]
     itf = interfaces[define.target]
     attrs = {a.name: a for a in itf.all_attributes()}
-    methods = {m.name for m in itf.methods}
-    broadcasts = {b.name for b in itf.broadcasts}
+    methods = {m.name: m for m in itf.all_methods()}
+    broadcasts = {b.name for b in itf.all_broadcasts()}
+    method_sections: Dict[str, Section] = {}
     sections: Dict[str, Section] = {}
     for item in define.items:
         if isinstance(item, S.DProperty):
             _props([item], f"interface '{itf.fqn}'", diag, False,
-                   Section(item.loc, ""))
+                   Section(item.loc, ""), {})
             # only reserved keys get here without an error; nothing is kept
             continue
         owner = f"{item.kind} '{item.name}'"
@@ -208,17 +222,40 @@ def read(fdepl: S.FdeplFile, interface_fqn: Optional[str], interfaces: Dict[str,
             sec = Section(item.loc, item.name)
             _props(item.items, owner, diag, True, sec)
             sections[item.name] = sec
-        elif item.kind in ("method", "broadcast") and item.name is not None:
-            known = methods if item.kind == "method" else broadcasts
-            if item.name not in known:
-                raise GenError(item.loc, f"no {item.kind} '{item.name}' in "
+        elif item.kind == "method" and item.name is not None:
+            if item.name not in methods:
+                raise GenError(item.loc, f"no method '{item.name}' in "
                                          f"interface '{itf.fqn}'")
-            _props(item.items, owner, diag, False, Section(item.loc, item.name))
+            if item.name in method_sections:
+                raise GenError(item.loc, f"duplicate section 'method {item.name}' "
+                                         f"(first at {method_sections[item.name].loc})")
+            sec = Section(item.loc, item.name)
+            _props(item.items, owner, diag, False, sec, METHOD_KEYS)
+            method_sections[item.name] = sec
+        elif item.kind == "broadcast" and item.name is not None:
+            if item.name not in broadcasts:
+                raise GenError(item.loc, f"no broadcast '{item.name}' in "
+                                         f"interface '{itf.fqn}'")
+            _props(item.items, owner, diag, False, Section(item.loc, item.name), {})
         else:
             raise GenError(item.loc, f"found section '{item.kind}', expected "
                                      "'attribute NAME', 'method NAME' or "
                                      "'broadcast NAME'")
+    _apply_method_keys(itf, method_sections)
     return itf, sections
+
+
+def _apply_method_keys(itf: Interface, method_sections: Dict[str, Section]) -> None:
+    """Give the methods their keys. A section named after a method applies
+    to every method of that name (overloads with selectors included)."""
+    for m in itf.all_methods():
+        m.callable_by = None
+        sec = method_sections.get(m.name)
+        if sec is None:
+            continue
+        prop = sec.props.get("CallableBy")
+        if prop is not None:
+            m.callable_by = group(prop.value, "CallableBy", f"method '{m.name}'")
 
 
 # --- values --------------------------------------------------------------

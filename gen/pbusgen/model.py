@@ -74,6 +74,7 @@ class EnumType:
     enumerators: List[Enumerator]   # inherited first
     desc: Optional[str]
     c_type: str = ""        # prefix_enum_name (the C enum tag), set when used
+    c_guard: str = ""       # PREFIX_TYPE_ENUM_NAME_DEFINED, its #ifndef guard
 
     def __str__(self) -> str:
         return self.fqn
@@ -201,6 +202,7 @@ class Method:
     error: Optional[EnumType]
     desc: Optional[str]
     loc: Location
+    callable_by: Optional[str] = None   # deployment CallableBy: a group name
 
 
 @dataclass(eq=False)
@@ -256,6 +258,14 @@ class Interface:
         """Inherited attributes first, then own, in declaration order."""
         own = list(self.attributes)
         return (self.base.all_attributes() if self.base else []) + own
+
+    def all_methods(self) -> List[Method]:
+        """Inherited methods first, then own: their index order."""
+        return (self.base.all_methods() if self.base else []) + list(self.methods)
+
+    def all_broadcasts(self) -> List[Broadcast]:
+        """Inherited broadcasts first, then own: their index order."""
+        return (self.base.all_broadcasts() if self.base else []) + list(self.broadcasts)
 
 
 # --- parameters ------------------------------------------------------------

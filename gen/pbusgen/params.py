@@ -219,13 +219,17 @@ def _c_names(prefix: str) -> CNames:
 
 
 def build_model(resolver: Resolver, sources: Sources, interface_fqn: Optional[str],
-                prefix: Optional[str], diag: Diagnostics) -> Model:
-    """The whole resolved model for one interface."""
+                prefix: Optional[str], diag: Diagnostics,
+                with_parameters: bool = True) -> Model:
+    """The whole resolved model for one interface. Without parameters (only
+    the methods and broadcasts are generated) the attributes are left
+    alone, so that an interface whose attributes are no parameters (a
+    union, an array of structs) still has its methods compiled."""
     if sources.fdepl is not None:
         itf, sections = D.read(sources.fdepl, interface_fqn, resolver.interfaces, diag)
     else:
         itf, sections = _choose_interface(resolver, sources, interface_fqn), {}
-    params = _Builder(itf, sections, diag).build()
+    params = _Builder(itf, sections, diag).build() if with_parameters else []
 
     c = _c_names(prefix if prefix is not None else snake(itf.name))
     enums: List[EnumType] = []
@@ -242,6 +246,7 @@ def build_model(resolver: Resolver, sources: Sources, interface_fqn: Optional[st
             enums.append(p.enum)
     for e in enums:
         e.c_type = f"{c.prefix}_{snake(e.name)}"
+        e.c_guard = f"{c.upper}_TYPE_{snake(e.name).upper()}_DEFINED"
         for en in e.enumerators:
             en.c_name = f"{e.c_type.upper()}_{en.name.upper()}"
     return Model(interface=itf, parameters=params, enums=enums,

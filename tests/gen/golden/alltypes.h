@@ -71,6 +71,8 @@ enum all_types_param_index {
 #define ALL_TYPES_SWITCHES_MAX_COUNT 16
 #define ALL_TYPES_DERIVED_TAPS_MAX_COUNT 8
 
+#ifndef ALL_TYPES_TYPE_MODE_DEFINED
+#define ALL_TYPES_TYPE_MODE_DEFINED
 /* org.example.alltypes.AllTypes.Mode */
 enum all_types_mode {
 	ALL_TYPES_MODE_IDLE = 0,
@@ -79,6 +81,7 @@ enum all_types_mode {
 	ALL_TYPES_MODE_TEST = 32,
 	ALL_TYPES_MODE_CALIBRATE = 33
 };
+#endif
 
 /* The compiled schema (.pbs text) that this code was generated from. */
 extern const char all_types_schema_text[];

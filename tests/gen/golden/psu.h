@@ -60,13 +60,18 @@ enum psu_param_index {
 #define PSU_IDENTITY_FIRMWARE_MAX_SIZE 16
 #define PSU_STATUS_TEXT_MAX_SIZE 128
 
+#ifndef PSU_TYPE_OUTPUT_STATE_DEFINED
+#define PSU_TYPE_OUTPUT_STATE_DEFINED
 /* com.example.psu.PowerSupply.OutputState: State of the output stage. */
 enum psu_output_state {
 	PSU_OUTPUT_STATE_OFF = 0,
 	PSU_OUTPUT_STATE_ON = 1,
 	PSU_OUTPUT_STATE_TRIPPED = 2
 };
+#endif
 
+#ifndef PSU_TYPE_TRIP_CAUSE_DEFINED
+#define PSU_TYPE_TRIP_CAUSE_DEFINED
 /* com.example.psu.PsuTypes.TripCause: Why the output was switched off by the instrument. */
 enum psu_trip_cause {
 	PSU_TRIP_CAUSE_NONE = 0,
@@ -74,6 +79,7 @@ enum psu_trip_cause {
 	PSU_TRIP_CAUSE_OVER_CURRENT = 2,
 	PSU_TRIP_CAUSE_OVER_TEMPERATURE = 3
 };
+#endif
 
 /* The compiled schema (.pbs text) that this code was generated from. */
 extern const char psu_schema_text[];

@@ -25,13 +25,19 @@
  *    threads at once (calls from several threads share the connection and
  *    wait for their own replies); async completions, broadcasts and
  *    availability events run in the loop thread, inside dispatch.
- *    Creating and freeing: one thread, not inside the proxy's own callbacks.
- *  - struct pbus_stub: the server's method functions run in the loop
- *    thread, one call at a time; broadcasts may be fired from any thread.
+ *    Freeing: from any thread once no call of it is in flight (a dispatch
+ *    round in progress is waited for), not inside its own callbacks.
+ *  - struct pbus_stub: the server's functions run one call at a time (in
+ *    the loop thread for socket clients); broadcasts may be fired from any
+ *    thread. Freeing: as a proxy.
+ *  - Server functions and broadcast handlers must not create or free
+ *    proxies or stubs, nor make a synchronous call that only their own
+ *    loop thread could answer.
  *  - In-process (server and proxy in one process): a call runs the
- *    server's function in the caller's thread, at once (an async call's
- *    completion too, before the async function returns); a broadcast runs
- *    the in-process subscribers' handlers in the firing thread.
+ *    server's function in the caller's thread, at once, still one call at
+ *    a time (an async call's completion too, before the async function
+ *    returns); a broadcast runs the in-process subscribers' handlers in
+ *    the firing thread.
  */
 #ifndef PARAMBUS_RPC_H
 #define PARAMBUS_RPC_H

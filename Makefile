@@ -62,17 +62,20 @@ test: build build-asan build-tsan
 test-quick: build
 	@python3 tests/run-all --build $(BUILD) --quick
 
-# Scenario 1 (the table) on the host, scenario 4 (hardware) in the test VM.
+# Scenarios 1-3 (the table, the server, method calls) on the host, scenario 4
+# (hardware) in the test VM.
 bench: build
 	@mkdir -p $(BUILD)/bench
 	python3 bench/run-param-table.py $(BUILD)/dev
 	python3 bench/run-socket-server.py $(BUILD)/dev
+	python3 bench/run-methods.py $(BUILD)/dev
 	python3 bench/run-hw.py --runs 5
 
 bench-quick: build
 	@mkdir -p $(BUILD)/bench
 	python3 bench/run-param-table.py $(BUILD)/dev --quick
 	python3 bench/run-socket-server.py $(BUILD)/dev --quick
+	python3 bench/run-methods.py $(BUILD)/dev --quick
 	python3 bench/run-hw.py --quick
 
 install: build

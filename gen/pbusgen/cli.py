@@ -12,7 +12,8 @@ import sys
 import tempfile
 from typing import List, Optional
 
-from . import __version__, checks, emit_c, emit_schema, loader, params, resolver
+from . import (__version__, checks, deep, emit_c, emit_schema, loader, params,
+               resolver)
 from .errors import Diagnostics, GenError
 from .naming import is_identifier
 
@@ -112,11 +113,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error("nothing to do: give --schema, --c-header, --c-source or --check")
 
     diag = Diagnostics()
-    try:
+
+    def front_and_middle():
         sources = loader.load(args.file, args.include)
         resolved = resolver.resolve(sources, diag)
         model = params.build_model(resolved, sources, args.interface, args.prefix, diag)
         checks.check(model)
+        return model
+
+    try:
+        model = deep.run(front_and_middle)
     except GenError as exc:
         for w in diag.warnings:
             print(w, file=sys.stderr)

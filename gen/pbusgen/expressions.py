@@ -40,21 +40,56 @@ def _num(v: Any, loc: Location, op: str) -> Any:
     return v
 
 
-def evaluate(expr: S.Expr, ref: RefResolver) -> Any:
-    if isinstance(expr, S.Literal):
-        return expr.value
-    if isinstance(expr, S.Ref):
-        return ref(expr.name, expr.loc)
+def _operands(expr: S.Expr) -> list:
+    """The sub-expressions of `expr`, in the order they are evaluated."""
     if isinstance(expr, S.Unary):
-        v = evaluate(expr.operand, ref)
+        return [expr.operand]
+    if isinstance(expr, S.Binary):
+        return [expr.left, expr.right]
+    if isinstance(expr, S.StructInit):
+        return [value for _, _, value in expr.fields]
+    if isinstance(expr, S.ArrayInit):
+        return list(expr.items)
+    if isinstance(expr, S.MapInit):
+        return [x for pair in expr.items for x in pair]
+    return []
+
+
+def evaluate(expr: S.Expr, ref: RefResolver) -> Any:
+    """The value of an expression or initializer. The tree is walked with a
+    stack of its own, not by recursion, so that `1 + 1 + ... + 1` may have
+    any number of terms: operands left to right, then their operator."""
+    todo = [(expr, False)]
+    values: list = []
+    while todo:
+        node, operands_done = todo.pop()
+        if isinstance(node, S.Literal):
+            values.append(node.value)
+        elif isinstance(node, S.Ref):
+            values.append(ref(node.name, node.loc))
+        elif not operands_done:
+            todo.append((node, True))
+            todo.extend((x, False) for x in reversed(_operands(node)))
+        else:
+            n = len(_operands(node))
+            args = values[len(values) - n:]
+            del values[len(values) - n:]
+            values.append(_combine(node, args))
+    value, = values
+    return value
+
+
+def _combine(expr: S.Expr, args: list) -> Any:
+    """The value of `expr` from the values of its operands."""
+    if isinstance(expr, S.Unary):
+        v, = args
         if expr.op == "!":
             if not isinstance(v, bool):
                 raise GenError(expr.loc, f"operator '!' needs a Boolean, found {_kind(v)}")
             return not v
         return -_num(v, expr.loc, "-")
     if isinstance(expr, S.Binary):
-        left = evaluate(expr.left, ref)
-        right = evaluate(expr.right, ref)
+        left, right = args
         op = expr.op
         if op in ("&&", "||"):
             for v in (left, right):
@@ -96,15 +131,15 @@ def evaluate(expr: S.Expr, ref: RefResolver) -> Any:
         raise AssertionError(op)
     if isinstance(expr, S.StructInit):
         out = Initializer()
-        for name, loc, value in expr.fields:
+        for (name, loc, _), value in zip(expr.fields, args):
             if name in out:
                 raise GenError(loc, f"duplicate field '{name}' in initializer")
-            out[name] = (evaluate(value, ref), loc)
+            out[name] = (value, loc)
         return out
     if isinstance(expr, S.ArrayInit):
-        return [evaluate(i, ref) for i in expr.items]
+        return args
     if isinstance(expr, S.MapInit):
-        return [(evaluate(k, ref), evaluate(v, ref)) for k, v in expr.items]
+        return list(zip(args[0::2], args[1::2]))
     raise AssertionError(type(expr))
 
 

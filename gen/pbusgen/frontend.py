@@ -1,9 +1,11 @@
 """Front end: text of one file -> syntax tree (syntax.py).
 
 Two grammars (grammar/franca.lark, grammar/fdepl.lark), parsed with lark's
-LALR parser and its contextual lexer. This module knows nothing of other
-files: imports are followed by loader.py. Syntax errors become one line,
-`file:line:column: error: found <token>, expected <what>`.
+LALR parser and its contextual lexer; neither the parse nor the building of
+the syntax tree recurses, so nesting depth is not limited here. This module
+knows nothing of other files: imports are followed by loader.py. Syntax
+errors become one line, `file:line:column: error: found <token>, expected
+<what>`.
 """
 
 import re
@@ -11,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, List, Optional
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import (UnexpectedCharacters, UnexpectedInput,
                              UnexpectedToken, VisitError)
 
@@ -204,7 +206,7 @@ def _num(tok: Token) -> Any:
 
 # --- Franca IDL -----------------------------------------------------------
 
-class _FrancaBuilder(Transformer):
+class _FrancaBuilder(Transformer_NonRecursive):
     def __init__(self, path: str):
         super().__init__(visit_tokens=False)
         self.path = path
@@ -541,7 +543,7 @@ class _FrancaBuilder(Transformer):
                           self._annotations(children))
 
 
-def _transform(builder: Transformer, tree: Tree):
+def _transform(builder: Transformer_NonRecursive, tree: Tree):
     try:
         return builder.transform(tree)
     except VisitError as exc:
@@ -557,7 +559,7 @@ def parse_fidl(text: str, path: str) -> S.FidlFile:
 
 # --- deployment files -----------------------------------------------------
 
-class _FdeplBuilder(Transformer):
+class _FdeplBuilder(Transformer_NonRecursive):
     def __init__(self, path: str):
         super().__init__(visit_tokens=False)
         self.path = path

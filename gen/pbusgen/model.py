@@ -254,8 +254,12 @@ class Interface:
 
     def all_attributes(self) -> List[Attribute]:
         """Inherited attributes first, then own, in declaration order."""
-        own = list(self.attributes)
-        return (self.base.all_attributes() if self.base else []) + own
+        chain = []
+        itf: Optional[Interface] = self
+        while itf is not None:          # a loop: a chain may be long
+            chain.append(itf)
+            itf = itf.base
+        return [a for i in reversed(chain) for a in i.attributes]
 
 
 # --- parameters ------------------------------------------------------------

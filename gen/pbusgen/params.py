@@ -11,7 +11,7 @@ print, C identifiers included (naming.py).
 
 from typing import Dict, List, Optional, Tuple
 
-from . import deployment as D
+from . import deep, deployment as D
 from .errors import Diagnostics, GenError, Location
 from .loader import Sources
 from .model import (INT_RANGES, ArrayType, Attribute, BasicType, CNames,
@@ -71,6 +71,7 @@ class _Builder:
 
     def build(self) -> List[Parameter]:
         for attr in self.interface.all_attributes():
+            deep.at(attr.loc, f"attribute '{attr.name}'")
             sec = self.sections.get(attr.name)
             if sec is not None:
                 sec.used = True

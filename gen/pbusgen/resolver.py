@@ -11,13 +11,16 @@ file is looked up, first match wins, in:
   3. the namespaces the file imports (`import a.b.* from ...`).
 The element found must be defined in the same file or in a file that this
 file imports. Types, constants and interfaces are resolved once each;
-recursion through typedefs or `extends` is an error.
+recursion through typedefs or `extends` is an error. Chains of typedefs and
+of `extends` are followed by loops (any length works); nesting (fields of
+structs in structs, constants from constants) recurses, with the room that
+deep.run gives.
 """
 
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from . import syntax as S
+from . import deep, syntax as S
 from .errors import Diagnostics, GenError, Location, shown
 from .expressions import coerce, evaluate
 from .loader import Sources
@@ -62,6 +65,9 @@ class Resolver:
         self.type_collections: Dict[str, TypeCollection] = {}
         self._busy: Set[str] = set()        # elements being resolved
         self._const_busy: List[str] = []
+        # container -> it and the interfaces it extends (fixed once all is
+        # registered; looked up for every name written in an interface)
+        self._container_chains: Dict[Optional[str], List[str]] = {}
 
     # --- registration -----------------------------------------------------
 
@@ -96,7 +102,10 @@ class Resolver:
 
     def _containers(self, container: Optional[str]) -> List[str]:
         """The container and, for an interface, the interfaces it extends."""
+        if container in self._container_chains:
+            return self._container_chains[container]
         out: List[str] = []
+        self._container_chains[container] = out
         seen: Set[str] = set()
         while container is not None and container not in seen:
             seen.add(container)
@@ -179,6 +188,43 @@ class Resolver:
                                     f"(declared at {decl.loc})")
         if fqn in self.types:
             return self.types[fqn]
+        # A typedef needs the type it names, a struct, union or enumeration
+        # its base, before it can be built. Follow that chain first and build
+        # it from its far end, so that a chain of any length is a loop here
+        # rather than one level of recursion per link. A chain that comes
+        # back on itself is left to the recursive build, which reports it.
+        chain = [fqn]
+        seen = {fqn}
+        nxt = self._first_need(fqn)
+        while nxt is not None and nxt not in self.types and nxt not in self._busy:
+            if nxt in seen:
+                chain = [fqn]
+                break
+            chain.append(nxt)
+            seen.add(nxt)
+            nxt = self._first_need(nxt)
+        for link in reversed(chain):
+            if link not in self.types:      # building one may build the next
+                self._build_type(link)
+        return self.types[fqn]
+
+    def _first_need(self, fqn: str) -> Optional[str]:
+        """The named type that type `fqn` must have complete before it is
+        built (a typedef's actual type, a base), if any and if found."""
+        entry = self.symbols[fqn]
+        d = entry.decl
+        if isinstance(d, S.TypedefDecl):
+            if d.actual.name == "Integer" or d.actual.name in BASIC_TYPES:
+                return None
+            name = d.actual.name
+        elif isinstance(d, (S.StructDecl, S.UnionDecl, S.EnumerationDecl)) \
+                and d.base is not None:
+            name = d.base[0]
+        else:
+            return None
+        return self._find(name, _Scope(entry.file, entry.container), ("type",))
+
+    def _build_type(self, fqn: str) -> Type:
         entry = self.symbols[fqn]
         d = entry.decl
         scope = _Scope(entry.file, entry.container)
@@ -355,6 +401,29 @@ class Resolver:
         if fqn in self._busy:
             raise GenError(used_at, f"interface '{fqn}' extends itself "
                                     f"(through '{via}')")
+        # As for types: build the chain of bases from its far end.
+        chain = [fqn]
+        seen = {fqn}
+        nxt = self._interface_base(fqn)
+        while nxt is not None and nxt not in self.interfaces and nxt not in self._busy:
+            if nxt in seen:
+                chain = [fqn]
+                break
+            chain.append(nxt)
+            seen.add(nxt)
+            nxt = self._interface_base(nxt)
+        for link in reversed(chain):
+            if link not in self.interfaces:
+                self._build_interface(link)
+        return self.interfaces[fqn]
+
+    def _interface_base(self, fqn: str) -> Optional[str]:
+        entry = self.symbols[fqn]
+        if entry.decl.base is None:
+            return None
+        return self._find(entry.decl.base[0], _Scope(entry.file, None), ("interface",))
+
+    def _build_interface(self, fqn: str) -> Interface:
         entry = self.symbols[fqn]
         d: S.InterfaceDecl = entry.decl
         file_scope = _Scope(entry.file, None)
@@ -433,13 +502,19 @@ class Resolver:
         for f in self.sources.fidl_files:
             for tc in f.type_collections:
                 tc_fqn = f"{f.package}.{tc.name}" if tc.name else f.package
-                types = [self.type_by_fqn(f"{tc_fqn}.{t.name}", t.loc) for t in tc.types]
-                consts = [self.constant_by_fqn(f"{tc_fqn}.{c.name}", c.loc)
-                          for c in tc.constants]
+                types = []
+                for t in tc.types:
+                    deep.at(t.loc, f"type '{tc_fqn}.{t.name}'")
+                    types.append(self.type_by_fqn(f"{tc_fqn}.{t.name}", t.loc))
+                consts = []
+                for c in tc.constants:
+                    deep.at(c.loc, f"constant '{tc_fqn}.{c.name}'")
+                    consts.append(self.constant_by_fqn(f"{tc_fqn}.{c.name}", c.loc))
                 version = (tc.version.major, tc.version.minor) if tc.version else None
                 self.type_collections[tc_fqn] = TypeCollection(
                     tc_fqn, version, types, consts, _desc(tc), tc.loc)
             for itf in f.interfaces:
+                deep.at(itf.loc, f"interface '{f.package}.{itf.name}'")
                 self.interface_by_fqn(f"{f.package}.{itf.name}")
 
 

@@ -116,11 +116,64 @@ def _syntax_error(parser: Lark, path: str, text: str,
     return GenError(loc, f"found {found}, expected {expected}")
 
 
+# Characters that open a string, per grammar.
+_QUOTES = {"franca": "\"'", "fdepl": "\""}
+
+
+def _unterminated(text: str, quotes: str) -> Optional[tuple]:
+    """(offset, "comment" | "string" | "annotation") of the first comment,
+    string or annotation that the text opens and never closes, if any. The
+    lexer cannot match such a token at all, and would report the character
+    it stopped at ('/', '"', '<') as if it stood alone."""
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return i, "comment"
+            i = end + 2
+        elif text.startswith("<**", i):
+            end = text.find("**>", i + 3)
+            if end < 0:
+                return i, "annotation"
+            i = end + 3
+        elif c in quotes:           # may span lines, as in Franca
+            k = i + 1
+            while k < n and text[k] != c:
+                k += 2 if text[k] == "\\" else 1
+            if k >= n:
+                return i, "string"
+            i = k + 1
+        else:
+            i += 1
+    return None
+
+
+def _offset(text: str, exc: UnexpectedInput) -> int:
+    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        return exc.token.start_pos
+    if isinstance(exc, UnexpectedCharacters):
+        return exc.pos_in_stream
+    return len(text)
+
+
 def _parse(grammar: str, path: str, text: str) -> Tree:
     parser = _parser(grammar)
     try:
         return parser.parse(text)
     except UnexpectedInput as exc:
+        open_end = _unterminated(text, _QUOTES[grammar])
+        if open_end is not None and open_end[0] <= _offset(text, exc):
+            pos, what = open_end
+            line = text.count("\n", 0, pos) + 1
+            column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+            raise GenError(Location(path, line, column),
+                           f"unterminated {what}") from None
         raise _syntax_error(parser, path, text, exc) from None
 
 

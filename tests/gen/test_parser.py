@@ -159,6 +159,22 @@ def test_commonapi_examples_parse_and_resolve():
                         "'package', annotation '<** ... **>'"),
     ('package a typeCollection T { const String S = "a\\q" }',
      "x.fidl:1:47: error: unknown escape '\\q' in string"),
+    # what never ends is reported where it starts (not as a bare '/')
+    ("package a\ntypeCollection T {\n  typedef A is Int8 /* open\n}\n",
+     "x.fidl:3:21: error: unterminated comment"),
+    ("package a\n/* closed */ typeCollection T { } /* open",
+     "x.fidl:2:35: error: unterminated comment"),
+    ('package a\ntypeCollection T {\n  const String S = "abc\n}\n',
+     "x.fidl:3:20: error: unterminated string"),
+    ("package a\ntypeCollection T { const String S = 'it\\'s\n}\n",
+     "x.fidl:2:37: error: unterminated string"),
+    ('package a\ntypeCollection T { const String S = "a /* b" }\n'
+     'typeCollection U { const String S = "c\n',
+     "x.fidl:3:37: error: unterminated string"),
+    ("package a\n<** @description: never closed\ninterface I { }\n",
+     "x.fidl:2:1: error: unterminated annotation"),
+    ("package a\ninterface I {\n  <** @description: a ** > b\n  attribute Int8 x\n}\n",
+     "x.fidl:3:3: error: unterminated annotation"),
 ])
 def test_syntax_errors(text, message):
     with pytest.raises(GenError) as info:
@@ -186,6 +202,17 @@ def test_fdepl_parses_sections_and_values():
     assert (props["UpdateClass"].kind, props["UpdateClass"].value) == ("ident", "live")
     assert attr.items[-1].kind == "field" and attr.items[-1].name == "f"
     assert (props["Minimum"].loc.line, props["Minimum"].loc.column) == (3, 38)
+
+
+def test_fdepl_unterminated():
+    for text, message in [
+            ('define parambus.deployment for interface a.B {\n'
+             '  attribute v { Unit = "V }\n}\n', "d.fdepl:2:24: error: unterminated string"),
+            ('define parambus.deployment for interface a.B {\n /* x\n}\n',
+             "d.fdepl:2:2: error: unterminated comment")]:
+        with pytest.raises(GenError) as info:
+            parse_fdepl(text, "d.fdepl")
+        assert str(info.value) == message
 
 
 def test_fdepl_syntax_error():

@@ -1,13 +1,16 @@
 """Evaluation of Franca constant expressions and initializers.
 
 Values are plain Python values: int, float, bool, str, EnumValue (an
-enumerator), list (array initializer), dict (struct or map initializer).
+enumerator), list (array initializer; a list of pairs for a map), an
+Initializer as written `{a: 1}`, and once checked against a type a
+StructValue (a dict that knows its struct type) or a UnionValue. `c->f`
+reads a field of a struct constant or the member of a union constant.
 Integer division truncates toward zero, as in C. A reference is looked up by
 the caller-supplied function, which also detects cycles between constants.
 """
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
 from . import syntax as S
 from .errors import GenError, Location
@@ -66,7 +69,12 @@ def evaluate(expr: S.Expr, ref: RefResolver) -> Any:
         if isinstance(node, S.Literal):
             values.append(node.value)
         elif isinstance(node, S.Ref):
-            values.append(ref(node.name, node.loc))
+            value = ref(node.name, node.loc)
+            path = node.name
+            for name, loc in node.fields:
+                value = _field(value, path, name, loc)
+                path += "->" + name
+            values.append(value)
         elif not operands_done:
             todo.append((node, True))
             todo.extend((x, False) for x in reversed(_operands(node)))
@@ -145,8 +153,17 @@ def _combine(expr: S.Expr, args: list) -> Any:
 
 class Initializer(dict):
     """A `{name: value, ...}` initializer as written: name -> (value, loc).
-    Coercion turns it into a struct's dict (name -> value) or a UnionValue;
-    a reference to a constant brings that canonical form instead."""
+    Coercion turns it into a StructValue or a UnionValue; a reference to a
+    constant brings that canonical form instead."""
+
+
+class StructValue(dict):
+    """A struct constant: field name -> value, every field of `type` (its
+    inherited ones first)."""
+
+    def __init__(self, type_: StructType, *args: Any) -> None:
+        super().__init__(*args)
+        self.type = type_
 
 
 @dataclass(frozen=True)
@@ -154,14 +171,27 @@ class UnionValue:
     """A union constant: which member holds the value."""
     member: str
     value: Any
+    type: Optional[UnionType] = field(default=None, compare=False, repr=False)
 
 
-def _union_fields(t: UnionType) -> list:
-    fields = []
-    while t is not None:
-        fields = list(t.fields) + fields
-        t = t.base
-    return fields
+def _field(value: Any, path: str, name: str, loc: Location) -> Any:
+    """`path->name`: a field of a struct constant, or the member of a union
+    constant that holds its value."""
+    if isinstance(value, StructValue):
+        if name not in value:
+            raise GenError(loc, f"'{path}' is a {value.type.fqn}, which has no "
+                                f"field '{name}'")
+        return value[name]
+    if isinstance(value, UnionValue):
+        if value.member != name:
+            if name not in {f.name for f in value.type.fields}:
+                raise GenError(loc, f"'{path}' is a {value.type.fqn}, which has "
+                                    f"no member '{name}'")
+            raise GenError(loc, f"'{path}' holds member '{value.member}', "
+                                f"not '{name}'")
+        return value.value
+    raise GenError(loc, f"'{path}' is not a struct or union constant, it has "
+                        f"no field '{name}'")
 
 
 def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
@@ -216,12 +246,11 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
                 for k, v in value]
     if isinstance(t, StructType):
         names = [f.name for f in t.fields]
-        if isinstance(value, dict) and not isinstance(value, Initializer) and \
-                list(value) == names:
+        if isinstance(value, StructValue) and value.type is t:
             return value        # a struct constant's value, already checked
         if not isinstance(value, Initializer):
             raise GenError(loc, f"{what}: expected a struct initializer '{{...}}'")
-        out = {}
+        out = StructValue(t)
         for name, (v, floc) in value.items():
             if name not in names:
                 raise GenError(floc, f"{what}: struct {t.fqn} has no field '{name}'")
@@ -232,7 +261,7 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
             out[f.name] = coerce(v, f.type, floc, what)
         return out
     if isinstance(t, UnionType):
-        fields = {f.name: f for f in _union_fields(t)}
+        fields = {f.name: f for f in t.fields}      # inherited ones included
         if isinstance(value, UnionValue):
             if value.member not in fields:
                 raise GenError(loc, f"{what}: union {t.fqn} has no member '{value.member}'")
@@ -243,5 +272,5 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
         (name, (v, floc)), = value.items()
         if name not in fields:
             raise GenError(floc, f"{what}: union {t.fqn} has no member '{name}'")
-        return UnionValue(name, coerce(v, fields[name].type, floc, what))
+        return UnionValue(name, coerce(v, fields[name].type, floc, what), t)
     raise AssertionError(t)

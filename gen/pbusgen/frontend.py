@@ -372,7 +372,7 @@ class _FrancaBuilder(Transformer_NonRecursive):
 
     def ref(self, children):
         name, loc = children[0]
-        return S.Ref(loc, name)
+        return S.Ref(loc, name, [(_name(t), self._loc(t)) for t in children[1:]])
 
     def binary(self, children):
         left, op, right = children

@@ -43,6 +43,8 @@ class Literal(Node):
 @dataclass
 class Ref(Node):
     name: str           # as written, possibly dotted
+    # `name->a->b`: the fields (or union members) read from its value
+    fields: List[Tuple[str, Location]] = field(default_factory=list)
 
 
 @dataclass

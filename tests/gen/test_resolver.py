@@ -150,6 +150,52 @@ def test_bad_union_constants(error_of, init, message):
     assert message in error and error.startswith("m.fidl:4:")
 
 
+def test_field_access_with_arrow(model_of):
+    """`c->field` reads a field of a struct constant, or the member of a
+    union constant (Franca's FQualifiedElementRef), in constants and in
+    enumerator values, chained and mixed with operators."""
+    model = model_of({"main.fidl": '''package p
+typeCollection T {
+    enumeration E { A B C }
+    struct In { E e1  Int32 n }
+    struct S { In inner  Int32 a  String s }
+    union U { Int32 i  String t }
+    const S str3 = { inner: { e1: E.B, n: 4 }, a: 10, s: "x" }
+    const U u1 = { i: 5 }
+    const Int32 x = 2
+    enumeration E6 { Enum5 = 1  Enum6 = str3->inner->e1 + x }
+    const Int32 y = str3->a
+    const Int32 z = u1->i * 2 + str3 -> inner -> n
+    const String w = str3->s + "y"
+    const In inn = str3->inner
+    const Boolean b = str3->inner->e1 == E.B
+}
+interface I { const Int32 own = T.str3->a + 1  attribute Int8 q }
+'''}, "main.fidl")
+    v = {k.rsplit(".", 1)[1]: c.value for k, c in model.constants.items()}
+    assert (v["y"], v["z"], v["w"], v["b"], v["own"]) == (10, 14, "xy", True, 11)
+    assert v["inn"]["n"] == 4 and v["inn"].type is model.types["p.T.In"]
+    assert [(e.name, e.value) for e in model.types["p.T.E6"].enumerators] == [
+        ("Enum5", 1), ("Enum6", 3)]
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("s->b", "m.fidl:6:26: error: 's' is a p.C.S, which has no field 'b'"),
+    ("s->a->x", "m.fidl:6:29: error: 's->a' is not a struct or union constant, it "
+                "has no field 'x'"),
+    ("u->f", "m.fidl:6:26: error: 'u' holds member 'i', not 'f'"),
+    ("u->g", "m.fidl:6:26: error: 'u' is a p.C.U, which has no member 'g'"),
+    ("K->a", "m.fidl:6:26: error: 'K' is not a struct or union constant, it has "
+             "no field 'a'"),
+])
+def test_bad_field_access(error_of, expr, message):
+    assert error_of({"m.fidl": "package p\ntypeCollection C {\n"
+                               "  struct S { Int32 a }  union U { Int32 i  Float f }\n"
+                               "  const S s = { a: 1 }  const U u = { i: 2 }\n"
+                               "  const Int32 K = 3\n"
+                               f"  const Int32 c = 1 + {expr}\n}}\n"}, "m.fidl") == message
+
+
 def test_integer_ranges_intersect_with_deployment(model_of):
     model = model_of({
         "m.fidl": "package p interface I { attribute Integer(-5, 100) a "

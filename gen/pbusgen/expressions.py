@@ -30,7 +30,7 @@ def _kind(v: Any) -> str:
         return "number"
     if isinstance(v, str):
         return "string"
-    if isinstance(v, list):
+    if isinstance(v, (list, bytes)):
         return "array"
     return "struct"
 
@@ -145,7 +145,7 @@ def _combine(expr: S.Expr, args: list) -> Any:
             out[name] = (value, loc)
         return out
     if isinstance(expr, S.ArrayInit):
-        return args
+        return ArrayValue(args, [item.loc for item in expr.items])
     if isinstance(expr, S.MapInit):
         return list(zip(args[0::2], args[1::2]))
     raise AssertionError(type(expr))
@@ -155,6 +155,19 @@ class Initializer(dict):
     """A `{name: value, ...}` initializer as written: name -> (value, loc).
     Coercion turns it into a StructValue or a UnionValue; a reference to a
     constant brings that canonical form instead."""
+
+
+class ArrayValue(list):
+    """An array initializer `[a, b]` as written: its values, and where each
+    element was written (for messages about one element)."""
+
+    def __init__(self, values: list, locs: list) -> None:
+        super().__init__(values)
+        self.locs = locs
+
+
+def _element_locs(value: list, loc: Location) -> list:
+    return value.locs if isinstance(value, ArrayValue) else [loc] * len(value)
 
 
 class StructValue(dict):
@@ -196,7 +209,8 @@ def _field(value: Any, path: str, name: str, loc: Location) -> Any:
 
 def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
     """Check that `value` fits type `t` and return it in its canonical form
-    (ints for integers, floats for Float/Double, lists, dicts)."""
+    (ints for integers, floats for Float/Double, bytes for ByteBuffer (from
+    `[1, 0xff]`, or a string's UTF-8), lists, StructValue, UnionValue)."""
     t = unalias(t)
     if isinstance(t, BasicType):
         tok = t.token
@@ -219,10 +233,24 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
             if not isinstance(value, bool):
                 raise GenError(loc, f"{what}: expected true or false, found {_kind(value)}")
             return value
+        if tok == "bytes" and isinstance(value, (bytes, list)):
+            # `[1, 2, 0xff]`, or a ByteBuffer constant's value (bytes)
+            if value and isinstance(value[0], tuple):
+                raise GenError(loc, f"{what}: expected an array of bytes '[...]', "
+                                    "found a map initializer")
+            for b, bloc in zip(value, _element_locs(value, loc)):
+                if isinstance(b, bool) or not isinstance(b, int):
+                    raise GenError(bloc, f"{what}: expected a byte 0..255 in "
+                                         f"ByteBuffer, found {_kind(b)}")
+                if not 0 <= b <= 255:
+                    raise GenError(bloc, f"{what}: byte {b} out of range 0..255")
+            return bytes(value)
         if tok in ("string", "bytes"):
             if not isinstance(value, str):
-                raise GenError(loc, f"{what}: expected a string, found {_kind(value)}")
-            return value
+                expected = "a string" if tok == "string" else \
+                    "a string or an array of bytes '[...]'"
+                raise GenError(loc, f"{what}: expected {expected}, found {_kind(value)}")
+            return value if tok == "string" else value.encode("utf-8")
     if isinstance(t, IntegerType):
         if isinstance(value, bool) or not isinstance(value, int):
             raise GenError(loc, f"{what}: expected an integer, found {_kind(value)}")
@@ -238,7 +266,8 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
     if isinstance(t, ArrayType):
         if not isinstance(value, list) or (value and isinstance(value[0], tuple)):
             raise GenError(loc, f"{what}: expected an array initializer '[...]'")
-        return [coerce(v, t.element, loc, what) for v in value]
+        return [coerce(v, t.element, vloc, what)
+                for v, vloc in zip(value, _element_locs(value, loc))]
     if isinstance(t, MapType):
         if not isinstance(value, list) or (value and not isinstance(value[0], tuple)):
             raise GenError(loc, f"{what}: expected a map initializer '[k => v, ...]'")

@@ -196,6 +196,42 @@ def test_bad_field_access(error_of, expr, message):
                                f"  const Int32 c = 1 + {expr}\n}}\n"}, "m.fidl") == message
 
 
+def test_byte_buffer_constants(model_of):
+    model = model_of({"main.fidl": '''package p
+typeCollection T {
+    const ByteBuffer bb1 = [ ]
+    const ByteBuffer bb2 = [ 1, 2, 0xff ]
+    const ByteBuffer bb3 = [ 0b101, 2 * 100, K ]
+    const ByteBuffer bb4 = bb2
+    const ByteBuffer bb5 = "ab"
+    const ByteBuffer[] bbs = [ [], [ 7 ], bb2 ]
+    const UInt8 K = 5
+}
+interface I { attribute Int8 q }
+'''}, "main.fidl")
+    v = {k.rsplit(".", 1)[1]: c.value for k, c in model.constants.items()}
+    assert (v["bb1"], v["bb2"], v["bb3"], v["bb4"], v["bb5"]) == (
+        b"", b"\x01\x02\xff", b"\x05\xc8\x05", b"\x01\x02\xff", b"ab")
+    assert v["bbs"] == [b"", b"\x07", b"\x01\x02\xff"]
+
+
+@pytest.mark.parametrize("init, message", [
+    ("[ 1, 256 ]", "m.fidl:2:46: error: constant 'b': byte 256 out of range 0..255"),
+    ("[ 0, -1 ]", "m.fidl:2:46: error: constant 'b': byte -1 out of range 0..255"),
+    ('[ 1, "x" ]', "m.fidl:2:46: error: constant 'b': expected a byte 0..255 in "
+                   "ByteBuffer, found string"),
+    ("[ 1.5 ]", "m.fidl:2:43: error: constant 'b': expected a byte 0..255 in "
+                "ByteBuffer, found number"),
+    ("[ 1 => 2 ]", "m.fidl:2:41: error: constant 'b': expected an array of bytes "
+                   "'[...]', found a map initializer"),
+    ("7", "m.fidl:2:41: error: constant 'b': expected a string or an array of bytes "
+          "'[...]', found integer"),
+])
+def test_bad_byte_buffer_constants(error_of, init, message):
+    assert error_of({"m.fidl": "package p\ntypeCollection C { const ByteBuffer b = "
+                               f"{init} }}\n"}, "m.fidl") == message
+
+
 def test_integer_ranges_intersect_with_deployment(model_of):
     model = model_of({
         "m.fidl": "package p interface I { attribute Integer(-5, 100) a "

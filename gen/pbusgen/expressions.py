@@ -22,6 +22,10 @@ RefResolver = Callable[[str, Location], Any]
 
 
 def _kind(v: Any) -> str:
+    if isinstance(v, StructValue):
+        return f"struct {v.type.fqn}"
+    if isinstance(v, UnionValue):
+        return f"union {v.type.fqn}"
     if isinstance(v, bool):
         return "Boolean"
     if isinstance(v, (int, EnumValue)):
@@ -207,6 +211,19 @@ def _field(value: Any, path: str, name: str, loc: Location) -> Any:
                         f"no field '{name}'")
 
 
+def _extends(t: Any, base: Any) -> bool:
+    """Whether struct, union or enumeration `t` is `base` or derived from it."""
+    while t is not None:
+        if t is base:
+            return True
+        t = t.base
+    return False
+
+
+def _unrelated(have: Any, want: Any) -> str:
+    return f" ({have.fqn} and {want.fqn}: neither extends the other)"
+
+
 def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
     """Check that `value` fits type `t` and return it in its canonical form
     (ints for integers, floats for Float/Double, bytes for ByteBuffer (from
@@ -259,10 +276,20 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
             raise GenError(loc, f"{what}: value {value} out of range of {t}")
         return value
     if isinstance(t, EnumType):
-        if not isinstance(value, EnumValue) or value.enum is not t and \
-                value.name not in [e.name for e in t.enumerators]:
-            raise GenError(loc, f"{what}: expected an enumerator of {t.fqn}")
-        return value
+        # An enumerator of a base enumeration is one of the derived one too
+        # (Franca's ActualType.isCompatibleType); so is an inherited one named
+        # through the derived enumeration.
+        if not isinstance(value, EnumValue):
+            raise GenError(loc, f"{what}: expected an enumerator of {t.fqn}, "
+                                f"found {_kind(value)}")
+        have = value.enum
+        if _extends(t, have) or (_extends(have, t) and
+                                 value.name in {e.name for e in t.enumerators}):
+            return value
+        why = f" ('{value.name}' is one that {have.fqn} adds)" \
+            if _extends(have, t) else _unrelated(have, t)
+        raise GenError(loc, f"{what}: expected an enumerator of {t.fqn}, found "
+                            f"{have.fqn}.{value.name}{why}")
     if isinstance(t, ArrayType):
         if not isinstance(value, list) or (value and isinstance(value[0], tuple)):
             raise GenError(loc, f"{what}: expected an array initializer '[...]'")
@@ -275,10 +302,20 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
                 for k, v in value]
     if isinstance(t, StructType):
         names = [f.name for f in t.fields]
-        if isinstance(value, StructValue) and value.type is t:
-            return value        # a struct constant's value, already checked
+        if isinstance(value, StructValue):
+            # A constant's value, already checked against its own type. A
+            # derived struct's value is one of its base too (Franca's
+            # ActualType.isCompatibleType); it keeps its own type and fields.
+            have = value.type
+            if not _extends(have, t):
+                why = f" (it is a base of {t.fqn}, without the fields {t.fqn} adds)" \
+                    if _extends(t, have) else _unrelated(have, t)
+                raise GenError(loc, f"{what}: a value of struct {have.fqn} cannot "
+                                    f"initialize a {t.fqn}{why}")
+            return value
         if not isinstance(value, Initializer):
-            raise GenError(loc, f"{what}: expected a struct initializer '{{...}}'")
+            raise GenError(loc, f"{what}: expected a struct initializer '{{...}}', "
+                                f"found {_kind(value)}")
         out = StructValue(t)
         for name, (v, floc) in value.items():
             if name not in names:
@@ -292,9 +329,14 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
     if isinstance(t, UnionType):
         fields = {f.name: f for f in t.fields}      # inherited ones included
         if isinstance(value, UnionValue):
-            if value.member not in fields:
-                raise GenError(loc, f"{what}: union {t.fqn} has no member '{value.member}'")
-            return value        # a union constant's value, already checked
+            # As for structs, a derived union's value is one of its base; a
+            # base's value is one of a derived union too (it has every
+            # member of its base).
+            have = value.type
+            if not (_extends(have, t) or _extends(t, have)):
+                raise GenError(loc, f"{what}: a value of union {have.fqn} cannot "
+                                    f"initialize a {t.fqn}{_unrelated(have, t)}")
+            return value
         if not isinstance(value, Initializer) or len(value) != 1:
             raise GenError(loc, f"{what}: expected a union initializer naming one member "
                                 "'{member: value}'")

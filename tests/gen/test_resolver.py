@@ -232,6 +232,76 @@ def test_bad_byte_buffer_constants(error_of, init, message):
                                f"{init} }}\n"}, "m.fidl") == message
 
 
+def test_derived_values_fit_their_base(model_of):
+    """A derived struct's (or union's) value is one of its base (Franca's
+    ActualType.isCompatibleType), and keeps its own type and fields; an
+    enumerator of a base enumeration is one of a derived one."""
+    model = model_of({"main.fidl": '''package p
+typeCollection T {
+    struct Base { Int32 a }
+    struct Mid extends Base { Int32 b }
+    struct Derived extends Mid { String c }
+    const Derived d = { a: 1, b: 2, c: "x" }
+    const Base b1 = d
+    const Mid m1 = d
+    const Base b2 = m1
+    struct Holder { Base inner }
+    const Holder h = { inner: d }
+    union U { Int32 i }
+    union V extends U { String s }
+    const V v = { s: "y" }
+    const U u = v
+    const U u0 = { i: 3 }
+    const V v0 = u0
+    enumeration E { A B }
+    enumeration F extends E { C }
+    const F f = E.B
+    const E e = F.A
+    const Int32 r = b1->a + h->inner->a
+}
+interface I { attribute Int8 q }
+'''}, "main.fidl")
+    c = {k.rsplit(".", 1)[1]: x.value for k, x in model.constants.items()}
+    derived = model.types["p.T.Derived"]
+    assert c["b1"] == {"a": 1, "b": 2, "c": "x"} and c["b1"].type is derived
+    assert c["b2"].type is derived and c["h"]["inner"].type is derived
+    assert (c["u"].member, c["u"].value) == ("s", "y")
+    assert (c["v0"].member, c["v0"].value) == ("i", 3)
+    assert (c["f"].name, c["e"].name, c["r"]) == ("B", "A", 2)
+
+
+@pytest.mark.parametrize("decl, message", [
+    ("const Derived x = base",
+     "constant 'x': a value of struct p.T.Base cannot initialize a p.T.Derived "
+     "(it is a base of p.T.Derived, without the fields p.T.Derived adds)"),
+    ("const Base x = other",
+     "constant 'x': a value of struct p.T.Other cannot initialize a p.T.Base "
+     "(p.T.Other and p.T.Base: neither extends the other)"),
+    ("const Base x = w",
+     "constant 'x': expected a struct initializer '{...}', found union p.T.W"),
+    ("const U x = w",
+     "constant 'x': a value of union p.T.W cannot initialize a p.T.U "
+     "(p.T.W and p.T.U: neither extends the other)"),
+    ("const E x = F.C",
+     "constant 'x': expected an enumerator of p.T.E, found p.T.F.C "
+     "('C' is one that p.T.F adds)"),
+    ("const E x = G.A",
+     "constant 'x': expected an enumerator of p.T.E, found p.T.G.A "
+     "(p.T.G and p.T.E: neither extends the other)"),
+])
+def test_values_that_do_not_fit(error_of, decl, message):
+    error = error_of({"m.fidl": "package p\ntypeCollection T {\n"
+                                "  struct Base { Int32 a }  struct Derived extends Base "
+                                "{ Int32 b }  struct Other { Int32 a }\n"
+                                "  union U { Int32 i }  union W { Int32 i }\n"
+                                "  enumeration E { A B }  enumeration F extends E { C }"
+                                "  enumeration G { A }\n"
+                                "  const Base base = { a: 1 }  const Other other = { a: 2 }"
+                                "  const W w = { i: 1 }\n"
+                                f"  {decl}\n}}\n"}, "m.fidl")
+    assert error.startswith("m.fidl:7:") and error.endswith(message), error
+
+
 def test_integer_ranges_intersect_with_deployment(model_of):
     model = model_of({
         "m.fidl": "package p interface I { attribute Integer(-5, 100) a "

@@ -49,6 +49,7 @@ _TERMINAL_NAMES = {
     "MUL_OP": "'*' or '/'",
     "UNARY_OP": "'!' or '-'",
     "CONTRACT_TEXT": "contract text",
+    "ERROR": "'error'",
     "$END": "end of file",
 }
 
@@ -504,14 +505,15 @@ class _FrancaBuilder(Transformer_NonRecursive):
         return ("out", self._of(children, S.Argument))
 
     def error_ref(self, children):
-        return ("error_ref", children[0])
+        ref = [c for c in children if isinstance(c, tuple)][0]
+        return ("error_ref", (ref, self._annotations(children)))
 
-    @v_args(meta=True)
-    def error_enum(self, meta, children):
+    def error_enum(self, children):
         base = self._marker(children, "extends")
-        return ("error_enum", S.EnumerationDecl(
-            self._meta_loc(meta), "", base.value if base else None,
-            self._of(children, S.Enumerator)))
+        keyword = [c for c in children if isinstance(c, Token) and c.type == "ERROR"][0]
+        decl = S.EnumerationDecl(self._loc(keyword), "", base.value if base else None,
+                                 self._of(children, S.Enumerator))
+        return ("error_enum", (decl, self._annotations(children)))
 
     def _args(self, children, kind):
         for c in children:
@@ -527,10 +529,14 @@ class _FrancaBuilder(Transformer_NonRecursive):
                      self._args(children, "in") or [],
                      self._args(children, "out") or [],
                      annotations=self._annotations(children))
-        m.error_ref = self._args(children, "error_ref")
-        m.error_enum = self._args(children, "error_enum")
+        for kind in ("error_ref", "error_enum"):
+            error = self._args(children, kind)
+            if error is not None:
+                setattr(m, kind, error[0])
+                m.error_annotations = error[1]
         if m.error_enum is not None:
             m.error_enum.name = m.name + "Error"
+            m.error_enum.annotations = m.error_annotations
         return m
 
     def broadcast(self, children):

@@ -201,6 +201,7 @@ class Method:
     error: Optional[EnumType]
     desc: Optional[str]
     loc: Location
+    error_desc: Optional[str] = None    # `<** @description **>` before `error`
 
 
 @dataclass(eq=False)

@@ -54,6 +54,13 @@ def _desc(node: S.Annotated) -> Optional[str]:
     return node.annotation("description")
 
 
+def _annotated_desc(annotations: List[S.Annotation]) -> Optional[str]:
+    for a in annotations:
+        if a.tag == "description":
+            return a.text
+    return None
+
+
 class Resolver:
     def __init__(self, sources: Sources, diagnostics: Diagnostics):
         self.sources = sources
@@ -479,7 +486,8 @@ class Resolver:
             itf.methods.append(Method(m.name, m.selector, m.fire_and_forget,
                                       self._args(m.in_args, scope, what),
                                       self._args(m.out_args, scope, what),
-                                      error, _desc(m), m.loc))
+                                      error, _desc(m), m.loc,
+                                      error_desc=_annotated_desc(m.error_annotations)))
             if m.fire_and_forget and m.out_args:
                 raise GenError(m.loc, f"method '{m.name}' is fireAndForget but "
                                       "has out arguments")

@@ -190,6 +190,8 @@ class Method(Annotated):
     out_args: List[Argument]
     error_ref: Optional[Tuple[str, Location]] = None
     error_enum: Optional[EnumerationDecl] = None
+    # `<** ... **>` before `error` (Franca's errorComment)
+    error_annotations: List[Annotation] = field(default_factory=list)
 
 
 @dataclass

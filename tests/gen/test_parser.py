@@ -125,6 +125,44 @@ def test_every_construct_parses():
     assert itf.constants[0].value.value == 1.5
 
 
+def test_annotation_before_error():
+    """Franca's FMethod: `(errorComment=FAnnotationBlock)? 'error' ...`."""
+    f = parse_fidl('''package p
+interface I {
+    method a {
+        in { Int8 x }
+        <** @description: how a fails **>
+        error E
+    }
+    method b {
+        out { Int8 y }
+        <** @description: how b fails
+            @see: the manual **>
+        error extends E { LATE }
+    }
+    method c { <** @description: c's own **> error { X Y } }
+    enumeration E { BAD }
+}
+''', "x.fidl")
+    a, b, c = f.interfaces[0].methods
+    assert a.error_ref[0] == "E" and [x.text for x in a.error_annotations] == ["how a fails"]
+    assert [(x.tag, x.text) for x in b.error_annotations] == [
+        ("description", "how b fails"), ("see", "the manual")]
+    assert b.error_enum.base[0] == "E" and b.error_enum.loc.line == 12
+    assert (b.error_enum.loc.line, b.error_enum.loc.column) == (12, 9)
+    assert c.error_enum.annotation("description") == "c's own"
+
+
+def test_annotation_before_error_resolves(model_of):
+    model = model_of({"m.fidl": "package p\ninterface I {\n"
+                                "  method a { <** @description: why **> error E }\n"
+                                "  method c { <** @description: own **> error { X Y } }\n"
+                                "  enumeration E { BAD }  attribute Int8 q\n}\n"}, "m.fidl")
+    a, c = model.interface.methods
+    assert (a.error.fqn, a.error_desc) == ("p.I.E", "why")
+    assert (c.error.fqn, c.error.desc, c.error_desc) == ("p.I.cError", "own", "own")
+
+
 def test_locations_point_at_names():
     f = parse_fidl("package p\ninterface I {\n  attribute Int32 speed\n}\n", "x.fidl")
     attr = f.interfaces[0].attributes[0]

@@ -231,6 +231,9 @@ def coerce(value: Any, t: Type, loc: Location, what: str) -> Any:
     t = unalias(t)
     if isinstance(t, BasicType):
         tok = t.token
+        if tok == "undefined":
+            raise GenError(loc, f"{what}: type 'undefined' (Franca's placeholder "
+                                "for a type not given) has no values")
         if tok in INT_RANGES:
             if isinstance(value, EnumValue):
                 value = value.value

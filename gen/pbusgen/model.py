@@ -29,7 +29,10 @@ BASIC_TYPES: Dict[str, BasicType] = {
         ("UInt16", "uint16"), ("Int32", "int32"), ("UInt32", "uint32"),
         ("Int64", "int64"), ("UInt64", "uint64"), ("Boolean", "bool"),
         ("Float", "float"), ("Double", "double"), ("String", "string"),
-        ("ByteBuffer", "bytes"))
+        ("ByteBuffer", "bytes"),
+        # Franca's placeholder for a type not (yet) known: no values, no
+        # representation; a parameter of this type is refused (params.py)
+        ("undefined", "undefined"))
 }
 
 # Value range of each integer type token.

@@ -32,6 +32,9 @@ def _scalar(t: Type) -> Tuple[str, Optional[EnumType], Optional[Tuple[int, int]]
     """(token, enum, integer range) of a type that is one parameter value."""
     u = unalias(t)
     if isinstance(u, BasicType):
+        if u.token == "undefined":
+            raise Unmappable("'undefined' is Franca's placeholder for a type not "
+                             "given, it has no wire or storage representation")
         return u.token, None, None
     if isinstance(u, IntegerType):
         return "int64", None, (u.lower, u.upper)

@@ -135,6 +135,20 @@ def test_name_from_file_not_imported(error_of):
      "has no fixed layout (a parameter holds one type)"),
     ("struct S { }", "S",
      "attribute 'x' of type p.I.S cannot be a parameter: struct 'p.I.S' has no fields"),
+    # Franca's placeholder type: accepted, but it has no representation
+    ("typedef T is Int8", "undefined",
+     "attribute 'x' of type undefined cannot be a parameter: 'undefined' is Franca's "
+     "placeholder for a type not given, it has no wire or storage representation"),
+    ("typedef Later is undefined", "Later",
+     "attribute 'x' of type p.I.Later cannot be a parameter: 'undefined' is Franca's "
+     "placeholder for a type not given, it has no wire or storage representation"),
+    ("struct S { Int8 a  undefined later }", "S",
+     "attribute 'x' (field 'later') of type undefined cannot be a parameter: "
+     "'undefined' is Franca's placeholder for a type not given, it has no wire or "
+     "storage representation"),
+    ("typedef T is Int8", "undefined[]",
+     "attribute 'x' of type undefined[] cannot be a parameter: 'undefined' is Franca's "
+     "placeholder for a type not given, it has no wire or storage representation"),
 ])
 def test_unmappable_attributes(error_of, decl, attr, message):
     fidl = f"package p\ninterface I {{\n  {decl}\n  attribute {attr} x\n}}\n"

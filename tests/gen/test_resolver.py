@@ -302,6 +302,30 @@ def test_values_that_do_not_fit(error_of, decl, message):
     assert error.startswith("m.fidl:7:") and error.endswith(message), error
 
 
+def test_undefined_type_where_nothing_is_stored(model_of, error_of):
+    """`undefined` (Franca's FBasicTypeId.undefined, a placeholder) is a
+    type wherever no value of it has to be represented."""
+    model = model_of({"m.fidl": '''package p
+typeCollection T {
+    typedef Later is undefined
+    struct S { Int8 a  undefined b }
+    union U { undefined u  Int8 i }
+    array A of undefined
+    map M { undefined to Later }
+}
+interface I {
+    attribute Int8 q
+    method m { in { undefined x  T.Later[] y } out { undefined z } }
+    broadcast b { out { undefined w } }
+}
+'''}, "m.fidl")
+    assert model.types["p.T.Later"].actual.name == "undefined"
+    assert model.interface.methods[0].in_args[0].type.name == "undefined"
+    assert error_of({"m.fidl": "package p\ntypeCollection T { const undefined c = 1 }\n"},
+                    "m.fidl") == ("m.fidl:2:40: error: constant 'c': type 'undefined' "
+                                  "(Franca's placeholder for a type not given) has no values")
+
+
 def test_integer_ranges_intersect_with_deployment(model_of):
     model = model_of({
         "m.fidl": "package p interface I { attribute Integer(-5, 100) a "

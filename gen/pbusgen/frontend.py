@@ -348,13 +348,16 @@ class _FrancaBuilder(Transformer_NonRecursive):
         loc = self._meta_loc(meta)
         if not children:
             return S.TypeRef(loc, "Integer")
-        return S.TypeRef(loc, "Integer", children[0], children[1])
+        (lower, lower_loc), (upper, upper_loc) = children
+        return S.TypeRef(loc, "Integer", lower, upper, lower_loc, upper_loc)
 
-    def bound(self, children):
+    @v_args(meta=True)
+    def lower_bound(self, meta, children):
         c = children[0]
-        if isinstance(c, Token) and c.type in ("MIN_INT", "MAX_INT"):
-            return None
-        return c
+        value = None if isinstance(c, Token) else c     # minInt
+        return (value, self._meta_loc(meta))
+
+    upper_bound = lower_bound                           # maxInt: None
 
     def signed_int(self, children):
         value = _num(children[-1])

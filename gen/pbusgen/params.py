@@ -37,6 +37,11 @@ def _scalar(t: Type) -> Tuple[str, Optional[EnumType], Optional[Tuple[int, int]]
                              "given, it has no wire or storage representation")
         return u.token, None, None
     if isinstance(u, IntegerType):
+        lo, hi = INT_RANGES["int64"]
+        for bound in (u.lower, u.upper):
+            if bound is not None and not lo <= bound <= hi:
+                raise Unmappable(f"bound {bound} is outside int64, the type of the "
+                                 "parameter")
         return "int64", None, (u.lower, u.upper)
     if isinstance(u, EnumType):
         return "enum", u, None

@@ -30,6 +30,8 @@ from .model import (BASIC_TYPES, INT_RANGES, Argument, ArrayType, Attribute,
                     StructType, Type, TypeCollection, TypedefType, UnionType)
 
 INT32_MIN, INT32_MAX = INT_RANGES["int32"]
+INT64_MIN = INT_RANGES["int64"][0]
+UINT64_MAX = INT_RANGES["uint64"][1]
 
 
 @dataclass
@@ -179,6 +181,13 @@ class Resolver:
 
     def _type_ref(self, ref: S.TypeRef, scope: _Scope) -> Type:
         if ref.name == "Integer":
+            # Every integer a parameter or a back end handles fits int64 or
+            # uint64; so must the bounds.
+            for side, value, loc in (("lower", ref.lower, ref.lower_loc),
+                                     ("upper", ref.upper, ref.upper_loc)):
+                if value is not None and not INT64_MIN <= value <= UINT64_MAX:
+                    raise GenError(loc, f"Integer {side} bound {value} does not fit "
+                                        "64 bits (bounds are -2^63 ... 2^64-1)")
             if ref.lower is not None and ref.upper is not None and ref.lower > ref.upper:
                 raise GenError(ref.loc, f"Integer range ({ref.lower},{ref.upper}) "
                                         "is empty: lower bound above upper bound")

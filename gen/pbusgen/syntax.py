@@ -88,6 +88,8 @@ class TypeRef(Node):
     name: str
     lower: Optional[int] = None
     upper: Optional[int] = None
+    lower_loc: Optional[Location] = None    # where each bound is written
+    upper_loc: Optional[Location] = None
 
 
 # --- declarations ----------------------------------------------------------

@@ -60,6 +60,26 @@ def depl(body: str) -> str:
      "m.fidl:3:22: error: constant 'C': struct p.T.S has no field 'b'"),
     ("package p\ninterface I { attribute Integer(5, 1) x }\n",
      "m.fidl:2:25: error: Integer range (5,1) is empty: lower bound above upper bound"),
+    # bounds fit 64 bits, minInt is a lower bound and maxInt an upper one
+    ("package p\ninterface I {\n  attribute Integer(-9223372036854775809, 0) x\n}\n",
+     "m.fidl:3:21: error: Integer lower bound -9223372036854775809 does not fit 64 "
+     "bits (bounds are -2^63 ... 2^64-1)"),
+    ("package p\ntypeCollection T {\n  typedef X is Integer(0, 18446744073709551616)\n}\n",
+     "m.fidl:3:27: error: Integer upper bound 18446744073709551616 does not fit 64 "
+     "bits (bounds are -2^63 ... 2^64-1)"),
+    ("package p\ninterface I {\n  method m { in { Integer(0x10000000000000000, maxInt) a } }"
+     "\n}\n",
+     "m.fidl:3:27: error: Integer lower bound 18446744073709551616 does not fit 64 "
+     "bits (bounds are -2^63 ... 2^64-1)"),
+    ("package p\ninterface I {\n  attribute Integer(maxInt, 5) x\n}\n",
+     "m.fidl:3:21: error: found 'maxInt', expected one of '-', 'minInt', integer"),
+    ("package p\ninterface I {\n  attribute Integer(5, minInt) x\n}\n",
+     "m.fidl:3:24: error: found 'minInt', expected one of '-', 'maxInt', integer"),
+    # within 64 bits, outside the int64 that a parameter holds
+    ("package p\ninterface I {\n  attribute Integer(0, 18446744073709551615) x\n}\n",
+     "m.fidl:3:46: error: attribute 'x' of type Integer(0,18446744073709551615) cannot "
+     "be a parameter: bound 18446744073709551615 is outside int64, the type of the "
+     "parameter"),
     ("package p\ninterface I { method m fireAndForget { out { Int8 x } } }\n",
      "m.fidl:2:22: error: method 'm' is fireAndForget but has out arguments"),
     ("package p\ninterface I extends J { }\ninterface J extends I { }\n",

@@ -340,6 +340,18 @@ def test_integer_ranges_intersect_with_deployment(model_of):
     assert (c.min, c.max) == (None, None)
 
 
+
+def test_integer_bounds_at_the_64_bit_limits(model_of):
+    model = model_of({"m.fidl": "package p\ntypeCollection T {\n"
+                                "  typedef U is Integer(0, 18446744073709551615)\n"
+                                "  const U big = 18446744073709551615\n}\n"
+                                "interface I { attribute Integer(-9223372036854775808, "
+                                "9223372036854775807) a }\n"}, "m.fidl")
+    a, = model.parameters
+    assert (a.type, a.min, a.max) == ("int64", -2**63, 2**63 - 1)
+    assert model.constants["p.T.big"].value == 2**64 - 1
+
+
 def test_struct_deployment_inherits_to_fields(model_of):
     model = model_of({
         **LIB,

@@ -97,9 +97,16 @@ class _Builder:
               loc: Location, stack: List[StructType]) -> None:
         u = unalias(t)
         if isinstance(u, StructType):
-            if u.polymorphic:
+            root = u
+            while root.base is not None and not root.polymorphic:
+                root = root.base
+            if root is u and u.polymorphic:
                 self._fail(attr, name, t, f"struct '{u.fqn}' is polymorphic (its "
                                           "fields depend on the value)")
+            if root.polymorphic:        # Franca: derived from a polymorphic one
+                self._fail(attr, name, t, f"struct '{u.fqn}' extends polymorphic "
+                                          f"struct '{root.fqn}' (its fields depend "
+                                          "on the value)")
             if u in stack:
                 self._fail(attr, name, t, f"struct '{u.fqn}' contains itself")
             if not u.fields:

@@ -150,6 +150,10 @@ def test_name_from_file_not_imported(error_of):
     ("struct S polymorphic { Int8 a }", "S",
      "attribute 'x' of type p.I.S cannot be a parameter: struct 'p.I.S' is "
      "polymorphic (its fields depend on the value)"),
+    ("struct B polymorphic { Int8 a }  struct M extends B { }  struct S extends M "
+     "{ Int8 b }", "S",
+     "attribute 'x' of type p.I.S cannot be a parameter: struct 'p.I.S' extends "
+     "polymorphic struct 'p.I.B' (its fields depend on the value)"),
     ("struct S { Int8 a  U u }  union U { Int8 b }", "S",
      "attribute 'x' (field 'u') of type p.I.U cannot be a parameter: union 'p.I.U' "
      "has no fixed layout (a parameter holds one type)"),

@@ -47,7 +47,7 @@ def _num(v: Any, loc: Location, op: str) -> Any:
     return v
 
 
-def _operands(expr: S.Expr) -> list:
+def operands(expr: S.Expr) -> list:
     """The sub-expressions of `expr`, in the order they are evaluated."""
     if isinstance(expr, S.Unary):
         return [expr.operand]
@@ -76,14 +76,20 @@ def evaluate(expr: S.Expr, ref: RefResolver) -> Any:
             value = ref(node.name, node.loc)
             path = node.name
             for name, loc in node.fields:
-                value = _field(value, path, name, loc)
+                value = field_of(value, path, name, loc)
                 path += "->" + name
             values.append(value)
+        elif isinstance(node, S.CurrentError):
+            raise GenError(node.loc, "'errorval' has a value only in a contract, "
+                                     "where a method's error is answered")
+        elif isinstance(node, S.ErrorDefRef):
+            raise GenError(node.loc, f"'errordef.{node.name}' has a value only in a "
+                                     "contract, where a method's error is answered")
         elif not operands_done:
             todo.append((node, True))
-            todo.extend((x, False) for x in reversed(_operands(node)))
+            todo.extend((x, False) for x in reversed(operands(node)))
         else:
-            n = len(_operands(node))
+            n = len(operands(node))
             args = values[len(values) - n:]
             del values[len(values) - n:]
             values.append(_combine(node, args))
@@ -191,7 +197,7 @@ class UnionValue:
     type: Optional[UnionType] = field(default=None, compare=False, repr=False)
 
 
-def _field(value: Any, path: str, name: str, loc: Location) -> Any:
+def field_of(value: Any, path: str, name: str, loc: Location) -> Any:
     """`path->name`: a field of a struct constant, or the member of a union
     constant that holds its value."""
     if isinstance(value, StructValue):

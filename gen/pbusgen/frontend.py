@@ -48,7 +48,6 @@ _TERMINAL_NAMES = {
     "ADD_OP": "'+' or '-'",
     "MUL_OP": "'*' or '/'",
     "UNARY_OP": "'!' or '-'",
-    "CONTRACT_TEXT": "contract text",
     "ERROR": "'error'",
     "$END": "end of file",
 }
@@ -550,8 +549,73 @@ class _FrancaBuilder(Transformer_NonRecursive):
                            self._args(children, "out") or [],
                            annotations=self._annotations(children))
 
-    def contract(self, _):
-        return _Marker("contract")
+    @v_args(meta=True)
+    def current_error(self, meta, _):
+        return S.CurrentError(self._meta_loc(meta))
+
+    @v_args(meta=True)
+    def error_def_ref(self, meta, children):
+        return S.ErrorDefRef(self._meta_loc(meta), _name(children[0]))
+
+    # contracts
+    def declaration(self, children):
+        name = self._names(children)[0]
+        values = [c for c in children if isinstance(c, S.Node) and
+                  not isinstance(c, S.TypeRef)]
+        return S.Declaration(self._loc(name), _name(name),
+                             self._of(children, S.TypeRef)[0],
+                             self._marker(children, "array") is not None,
+                             values[0] if values else None)
+
+    def contract_vars(self, children):
+        return _Marker("vars", list(children))
+
+    @v_args(meta=True)
+    def trigger(self, meta, children):
+        names = self._names(children)
+        return S.Trigger(self._meta_loc(meta), children[0].value, _name(names[0]),
+                         _name(names[1]) if len(names) > 1 else None,
+                         self._loc(names[0]))
+
+    def guard(self, children):
+        return _Marker("guard", children[0])
+
+    @v_args(meta=True)
+    def transition(self, meta, children):
+        target = self._names(children)[0]
+        guard = self._marker(children, "guard")
+        action = self._of(children, S.Block)
+        return S.Transition(self._meta_loc(meta), children[0],
+                            guard.value if guard else None, _name(target),
+                            self._loc(target), action[0] if action else None)
+
+    def state(self, children):
+        name = self._names(children)[0]
+        return S.State(self._loc(name), _name(name), self._of(children, S.Transition),
+                       annotations=self._annotations(children))
+
+    @v_args(meta=True)
+    def assignment(self, meta, children):
+        name, loc = children[0]
+        fields = [(_name(t), self._loc(t)) for t in self._names(children)]
+        return S.Assignment(self._meta_loc(meta), S.Ref(loc, name, fields), children[-1])
+
+    @v_args(meta=True)
+    def if_statement(self, meta, children):
+        return S.IfStatement(self._meta_loc(meta), children[0], children[1],
+                             children[2] if len(children) > 2 else None)
+
+    @v_args(meta=True)
+    def block(self, meta, children):
+        return S.Block(self._meta_loc(meta), list(children))
+
+    @v_args(meta=True)
+    def contract(self, meta, children):
+        variables = self._marker(children, "vars")
+        initial = self._names(children)[0]
+        return S.Contract(self._meta_loc(meta), variables.value if variables else [],
+                          _name(initial), self._loc(initial),
+                          self._of(children, S.State))
 
     def type_collection(self, children):
         fqns = [c for c in children if isinstance(c, tuple)]
@@ -579,13 +643,17 @@ class _FrancaBuilder(Transformer_NonRecursive):
         types = [c for c in children if isinstance(c, (
             S.EnumerationDecl, S.StructDecl, S.UnionDecl, S.ArrayDecl,
             S.MapDecl, S.TypedefDecl))]
-        contracts = [c for c in children if isinstance(c, _Marker) and c.kind == "contract"]
+        contracts = self._of(children, S.Contract)
+        if len(contracts) > 1:
+            raise GenError(contracts[1].loc, f"interface '{_name(name)}' has a second "
+                                             f"contract (first at {contracts[0].loc})")
         return S.InterfaceDecl(
             self._loc(name), _name(name), base.value if base else None,
             manages.value if manages else [], version[0] if version else None,
             self._of(children, S.Attribute), self._of(children, S.Method),
             self._of(children, S.Broadcast), self._of(children, S.ConstantDecl),
-            types, bool(contracts), annotations=self._annotations(children))
+            types, bool(contracts), contracts[0] if contracts else None,
+            annotations=self._annotations(children))
 
     @v_args(meta=True)
     def import_namespace(self, meta, children):

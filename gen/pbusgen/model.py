@@ -230,6 +230,44 @@ class Attribute:
 
 
 @dataclass(eq=False)
+class ContractVariable:
+    name: str
+    type: Type
+    value: Any                      # its initializer's value, or None
+    loc: Location
+
+
+@dataclass(eq=False)
+class Transition:
+    """`on <trigger> <element> [guard] -> target { action }`. Guard and
+    action are kept as written (syntax.py expressions and statements): they
+    run against a live interface, nothing here evaluates them."""
+
+    trigger: str                    # call, respond, error, signal, set, update
+    element: Union[Method, Broadcast, Attribute]
+    guard: Any                      # syntax.Expr or None
+    target: "State"
+    action: Any                     # syntax.Block or None
+    loc: Location
+
+
+@dataclass(eq=False)
+class State:
+    name: str
+    desc: Optional[str]
+    loc: Location
+    transitions: List[Transition] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Contract:
+    variables: List[ContractVariable]
+    initial: State
+    states: List[State]
+    loc: Location
+
+
+@dataclass(eq=False)
 class TypeCollection:
     fqn: str
     version: Optional[tuple]
@@ -255,15 +293,27 @@ class Interface:
     has_contract: bool
     desc: Optional[str]
     loc: Location
+    contract: Optional[Contract] = None
 
-    def all_attributes(self) -> List[Attribute]:
-        """Inherited attributes first, then own, in declaration order."""
+    def all_methods(self) -> List[Method]:
+        """Inherited methods first, then own."""
+        return [m for i in self._chain() for m in i.methods]
+
+    def all_broadcasts(self) -> List[Broadcast]:
+        return [b for i in self._chain() for b in i.broadcasts]
+
+    def _chain(self) -> List["Interface"]:
+        """The root of the extends chain first, this interface last."""
         chain = []
         itf: Optional[Interface] = self
         while itf is not None:          # a loop: a chain may be long
             chain.append(itf)
             itf = itf.base
-        return [a for i in reversed(chain) for a in i.attributes]
+        return chain[::-1]
+
+    def all_attributes(self) -> List[Attribute]:
+        """Inherited attributes first, then own, in declaration order."""
+        return [a for i in self._chain() for a in i.attributes]
 
 
 # --- parameters ------------------------------------------------------------

@@ -20,7 +20,7 @@ deep.run gives.
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from . import deep, syntax as S
+from . import contracts, deep, syntax as S
 from .errors import Diagnostics, GenError, Location, shown
 from .expressions import coerce, evaluate
 from .loader import Sources
@@ -325,7 +325,7 @@ class Resolver:
             if e.value is None:
                 value = next_value
             else:
-                value = evaluate(e.value, lambda n, l: self._ref_value(n, l, scope))
+                value = evaluate(e.value, lambda n, l: self.ref_value(n, l, scope))
                 if isinstance(value, EnumValue):
                     value = value.value
                 if isinstance(value, str):      # Franca 0.8 style: = "3"
@@ -357,7 +357,10 @@ class Resolver:
 
     # --- constants --------------------------------------------------------
 
-    def _ref_value(self, name: str, loc: Location, scope: _Scope) -> Any:
+    def ref_value(self, name: str, loc: Location, scope: _Scope,
+                  what: str = "constant") -> Any:
+        """The value of a constant or enumerator (`Enum.LABEL`) named in an
+        expression; `what` names what was expected, if it is unknown."""
         fqn = self._find(name, scope, ("const",))
         if fqn is not None:
             return self.constant_by_fqn(fqn, loc).value
@@ -375,7 +378,7 @@ class Resolver:
                     raise GenError(loc, f"enumeration '{t.fqn}' has no "
                                         f"enumerator '{label}'")
         return self.constant_by_fqn(
-            self._lookup(name, scope, ("const",), loc, "constant"), loc).value
+            self._lookup(name, scope, ("const",), loc, what), loc).value
 
     def constant_by_fqn(self, fqn: str, used_at: Location) -> Constant:
         if fqn in self.constants:
@@ -389,7 +392,7 @@ class Resolver:
         scope = _Scope(entry.file, entry.container)
         self._const_busy.append(fqn)
         t = self.type_ref(d.type, d.is_array, scope)
-        raw = evaluate(d.value, lambda n, l: self._ref_value(n, l, scope))
+        raw = evaluate(d.value, lambda n, l: self.ref_value(n, l, scope))
         value = coerce(raw, t, d.value.loc, f"constant '{d.name}'")
         self._const_busy.pop()
         c = Constant(fqn, d.name, t, value, _desc(d), d.loc)
@@ -511,6 +514,8 @@ class Resolver:
                            _desc(b), b.loc)
             seen_b[key] = bc
             itf.broadcasts.append(bc)
+        if d.contract is not None:
+            itf.contract = contracts.resolve(self, itf, d.contract, scope)
         return itf
 
     def resolve_all(self) -> None:

@@ -130,6 +130,95 @@ def test_name_from_file_not_imported(error_of):
                      "which 'a.fidl' does not import")
 
 
+# --- contracts ---------------------------------------------------------------
+
+CONTRACT = '''package p
+interface I {{
+  attribute Int32 a
+  struct P {{ Int32 f }}
+  enumeration Err {{ BAD }}
+  method m:one {{ in {{ Int32 x  P p }} error Err }}
+  method m:two {{ }}
+  method k {{ }}
+  broadcast b {{ out {{ Int32 v }} }}
+  contract {{
+    vars {{ Int32 n  P pv {vars} }}
+    PSM {{
+      initial {initial}
+      state s {{ {transition} }}
+      {extra}
+    }}
+  }}
+}}
+'''
+
+
+@pytest.mark.parametrize("initial, transition, extra, vars, message", [
+    ("t", "", "", "", "13:15: error: unknown state 't' in the contract of 'p.I'"),
+    ("s", "on call k -> t", "", "",
+     "14:30: error: unknown state 't' in the contract of 'p.I'"),
+    ("s", "", "state s { }", "",
+     "15:13: error: duplicate state 's' (first at m.fidl:14:13)"),
+    ("s", "", "", "Int8 n",
+     "11:31: error: duplicate state variable 'n' (first at m.fidl:11:18)"),
+    ("s", "", "", "Boolean ok = 1",
+     "11:39: error: state variable 'ok': expected true or false, found integer"),
+    ("s", "on call m -> s", "", "",
+     "14:25: error: no method 'm' in interface 'p.I' (a method or broadcast declared "
+     "with a selector is named 'name:selector')"),
+    ("s", "on call q -> s", "", "", "14:25: error: no method 'q' in interface 'p.I'"),
+    ("s", "on set nope -> s", "", "",
+     "14:24: error: no attribute 'nope' in interface 'p.I'"),
+    ("s", "on signal b:x -> s", "", "",
+     "14:27: error: no broadcast 'b:x' in interface 'p.I' (a method or broadcast "
+     "declared with a selector is named 'name:selector')"),
+    ("s", "on call m:one [y > 0] -> s", "", "",
+     "14:32: error: unknown state variable, argument, attribute, constant or "
+     "enumerator 'y'"),
+    ("s", "on call k [x > 0] -> s", "", "",       # x: an argument of m:one only
+     "14:28: error: unknown state variable, argument, attribute, constant or "
+     "enumerator 'x'"),
+    ("s", "on call m:one [p->g > 0] -> s", "", "",
+     "14:35: error: 'p' is a p.I.P, which has no field 'g'"),
+    ("s", "on call m:one [x->g > 0] -> s", "", "",
+     "14:35: error: 'x' is of type Int32, which has no field 'g'"),
+    ("s", "on call m:one -> s { x = 1 }", "", "",
+     "14:38: error: 'x' is not a state variable of the contract; only those are "
+     "assigned"),
+    ("s", "on call k -> s { pv->z = 1 }", "", "",
+     "14:38: error: 'pv' is a p.I.P, which has no field 'z'"),
+    ("s", "on call m:one [errordef.BAD == errorval] -> s", "", "",
+     "14:32: error: 'errordef.BAD' needs an 'on error' trigger, this one is 'on call'"),
+    ("s", "on error m:one [errordef.WORSE == errorval] -> s", "", "",
+     "14:33: error: method 'm:one' has no error 'WORSE'"),
+    ("s", "on error k [errordef.BAD == errorval] -> s", "", "",
+     "14:29: error: method 'k' has no error 'BAD'"),
+])
+def test_bad_contracts(error_of, initial, transition, extra, vars, message):
+    fidl = CONTRACT.format(initial=initial, transition=transition, extra=extra,
+                           vars=vars)
+    assert error_of({"m.fidl": fidl}, "m.fidl") == "m.fidl:" + message
+
+
+@pytest.mark.parametrize("fidl, message", [
+    ("package p\ninterface I {\n  contract { PSM { initial s state s { } } }\n"
+     "  contract { PSM { initial s state s { } } }\n}\n",
+     "m.fidl:4:3: error: interface 'I' has a second contract (first at m.fidl:3:3)"),
+    ("package p\ninterface I {\n  method m { }  method m { }\n"
+     "  contract { PSM { initial s state s { on call m -> s } } }\n}\n",
+     "m.fidl:4:48: error: method 'm' is declared 2 times in 'p.I'; give each a "
+     "selector"),
+    ("package p\ntypeCollection T { const Boolean B = errorval == 1 }\n",
+     "m.fidl:2:38: error: 'errorval' has a value only in a contract, where a "
+     "method's error is answered"),
+    ("package p\ntypeCollection T { enumeration E { A = errordef.X } }\n",
+     "m.fidl:2:40: error: 'errordef.X' has a value only in a contract, where a "
+     "method's error is answered"),
+])
+def test_contract_elements_out_of_place(error_of, fidl, message):
+    assert error_of({"m.fidl": fidl}, "m.fidl") == message
+
+
 # --- attributes that cannot be parameters ----------------------------------
 
 @pytest.mark.parametrize("decl, attr, message", [

@@ -1,6 +1,9 @@
 """Front end: grammar -> syntax tree, and imports across files."""
 
+from importlib import resources
+
 import pytest
+from lark import Lark
 
 from pbustest.gen import FIXTURES, build, write
 from pbusgen import loader, resolver, syntax as S
@@ -161,6 +164,65 @@ def test_annotation_before_error_resolves(model_of):
     a, c = model.interface.methods
     assert (a.error.fqn, a.error_desc) == ("p.I.E", "why")
     assert (c.error.fqn, c.error.desc, c.error_desc) == ("p.I.cError", "own", "own")
+
+
+EVERYTHING_FIDL = FIXTURES / "franca" / "everything.fidl"
+
+
+def test_everything_fixture_uses_every_rule_and_terminal():
+    """The fixture exercises the whole grammar: every rule (each alias) is in
+    its parse tree, every terminal among its tokens (comments and white space
+    included)."""
+    grammar = resources.files("pbusgen").joinpath("grammar/franca.lark").read_text()
+    seen = set()
+    ignored = {name: (lambda tok: seen.add(tok.type))
+               for name in ("LINE_COMMENT", "BLOCK_COMMENT", "WS")}
+    parser = Lark(grammar, parser="lalr", lexer="contextual", keep_all_tokens=True,
+                  maybe_placeholders=False, lexer_callbacks=ignored)
+    tree = parser.parse(EVERYTHING_FIDL.read_text())
+    seen |= {tok.type for tok in tree.scan_values(lambda v: True)}
+    assert {t.name for t in parser.terminals} - seen == set()
+    rules = {str(r.alias or r.origin.name) for r in parser.rules
+             if not str(r.origin.name).startswith("_")
+             and not (r.options.expand1 and r.alias is None)}
+    assert rules - {str(t.data) for t in tree.iter_subtrees()} == set()
+
+
+def test_everything_fixture_parses():
+    f = parse_fidl(EVERYTHING_FIDL.read_text(), "everything.fidl")
+    assert [(i.namespace, i.wildcard) for i in f.imports] == [
+        (None, False), ("org.example.lib.Lib", True),
+        ("org.example.lib.Lib.Celsius", False)]
+    device = f.interfaces[0]
+    get_by_name = device.methods[1]
+    assert (get_by_name.selector, get_by_name.error_annotations[0].text) == (
+        "byName", "why it failed")
+    c = device.contract
+    assert [v.name for v in c.variables] == ["count", "busy", "last", "samples"]
+    assert c.variables[0].value.value == 0 and c.variables[1].value is None
+    assert c.initial == "idle" and [s.name for s in c.states] == ["idle", "working"]
+    assert c.states[0].annotation("description") == "waiting for a call"
+    kinds = [(t.trigger.kind, t.trigger.name, t.trigger.selector)
+             for s in c.states for t in s.transitions]
+    assert kinds == [("call", "get", "byName"), ("call", "set", None),
+                     ("set", "color", None), ("update", "sample", None),
+                     ("call", "reset", None), ("respond", "get", "byName"),
+                     ("error", "get", "byName"), ("error", "set", None),
+                     ("respond", "get", "byId"), ("signal", "changed", "color"),
+                     ("signal", "tick", None)]
+    respond = c.states[1].transitions[0]
+    first_if = respond.action.statements[0]
+    assert isinstance(first_if, S.IfStatement)
+    assert isinstance(first_if.otherwise, S.IfStatement)         # else if
+    assert isinstance(first_if.otherwise.then, S.Assignment)
+    assert isinstance(first_if.otherwise.otherwise, S.Block)
+    assert respond.action.statements[1].otherwise is None
+    error_guard = c.states[1].transitions[1].guard
+    assert isinstance(error_guard.left, S.CurrentError)
+    assert isinstance(error_guard.right, S.ErrorDefRef) and error_guard.right.name == "DENIED"
+    assign = c.states[0].transitions[1].action.statements[1]
+    assert (assign.target.name, assign.target.fields[0][0]) == ("last", "x")
+    assert [t.name for t in device.types] == ["Failure", "Local"]      # after the contract
 
 
 def test_locations_point_at_names():

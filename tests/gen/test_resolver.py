@@ -378,6 +378,62 @@ def test_sizes_defaults(model_of):
     assert (s.size, b.size, a.count, a.type) == (64, 256, 16, "uint8[]")
 
 
+def test_everything_fixture_resolves_and_compiles():
+    """The fixture that uses every grammar rule resolves, and its interface
+    compiles to parameters (tests/gen/fixtures/franca/everything.fidl)."""
+    model, diag = build(FIXTURES / "franca" / "everything.fidl",
+                        interface="org.example.franca.Device")
+    assert diag.warnings == []
+    c = {k.rsplit(".", 1)[1]: x.value for k, x in model.constants.items()}
+    assert (c["C_I8"], c["C_U8"], c["C_I16"], c["C_U16"]) == (-128, 255, -32768, 65535)
+    assert (c["C_I32"], c["C_U32"], c["C_I64"], c["C_U64"]) == (
+        21, 2**32 - 1, -2**63, 2**64 - 1)
+    assert c["C_BOOL"] is True and c["C_FIELD"] is True
+    assert (c["C_FLOAT"], c["C_DOUBLE"]) == (1.5, 5.125)
+    assert c["C_STRING"] == 'tab\t, quote ", unicode \u00e9 single'
+    assert (c["C_BYTES"], c["C_NO_BYTES"]) == (b"\x01\x02\xff", b"")
+    assert c["C_INTEGER"] == 123456789012345678901234567890
+    assert (c["C_COLOR"].name, c["C_SHADE"].name, c["C_LEVEL"].name) == (
+        "BLUE", "GREEN", "HIGH")
+    assert c["C_BASE"] == {"x": 1, "y": 2, "z": 3}
+    assert (c["C_FROM_MORE"].member, c["C_EMPTY"]) == ("real", {})
+    assert c["C_TABLE"][1] == ("far", {"x": 1, "y": 2, "z": 3})
+    assert c["C_LOOKUP"][1][1].value == 3
+    assert (c["C_ARRAY"], c["C_IMPLICIT"], c["C_NO_NAMES"]) == ([1, 2, 3], [21, -1], [])
+    assert c["LIMIT"] == 22 and c["DEFAULT_COLOR"].name == "TEAL"
+    shade = model.types["org.example.franca.Types.Shade"]
+    assert [(e.name, e.value) for e in shade.enumerators][-2:] == [("DARK", 37),
+                                                                   ("LIGHT", 38)]
+    assert model.types["org.example.franca.Types.Later"].actual.name == "undefined"
+
+    itf = model.interface
+    assert (itf.version, itf.base.fqn, [m.fqn for m in itf.manages]) == (
+        (2, 0), "org.example.lib.Peer", ["org.example.lib.Peer",
+                                         "org.example.franca.Helper"])
+    assert [(m.name, m.selector) for m in itf.methods] == [
+        ("reset", None), ("get", "byName"), ("get", "byId"), ("set", None),
+        ("nothing", None)]
+    assert itf.methods[1].error_desc == "why it failed"
+    assert [e.name for e in itf.methods[3].error.enumerators] == [
+        "UNKNOWN", "DENIED", "TOO_LATE"]
+    assert [(b.name, b.selector, b.selective) for b in itf.broadcasts] == [
+        ("changed", "color", True), ("changed", "value", False), ("tick", None, False)]
+    contract = itf.contract
+    assert contract.initial.name == "idle" and contract.variables[2].value["z"] == 22
+    idle, working = contract.states
+    first = idle.transitions[0]
+    assert (first.trigger, first.element is itf.methods[1], first.target) == (
+        "call", True, working)
+    assert working.transitions[4].element is itf.broadcasts[0]
+
+    names = [p.name for p in model.parameters]
+    assert names[0] == "peer_id" and names[1:4] == ["sample.i8", "sample.u8", "sample.i16"]
+    assert names[-7:] == ["history", "ratio", "color", "temperature", "small",
+                          "attribute", "blob"]
+    ratio = model.parameters[names.index("ratio")]
+    assert (ratio.type, ratio.min, ratio.max) == ("int64", -100, 100)
+
+
 def test_psu_example_model():
     model, diag = build(FIXTURES.parents[2] / "examples" / "psu" / "psu.fdepl")
     assert diag.warnings == []

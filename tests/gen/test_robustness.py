@@ -58,6 +58,30 @@ def test_mutations_give_clean_errors(tmp_path, monkeypatch, target):
     assert errors > 60        # the mutations do break things
 
 
+EVERYTHING = (ROOT / "tests" / "gen" / "fixtures" / "franca" / "everything.fidl").read_text()
+LIB = (ROOT / "tests" / "gen" / "fixtures" / "franca" / "lib.fidl").read_text()
+# ... and for the fixture that uses the whole grammar, its rarer words
+ALPHABET_FRANCA = ALPHABET + ["->", "=>", "errorval", "errordef.", "on call", "state",
+                              "initial", "vars", "PSM", "contract", "if", "else", ";",
+                              "[", "]", "undefined", "maxInt", "0b1", "1.5d", "'"]
+
+
+def test_mutations_of_the_whole_grammar_give_clean_errors(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(3456)
+    errors = 0
+    for _ in range(200):
+        write(tmp_path, {"everything.fidl": mutate(EVERYTHING, rng, ALPHABET_FRANCA),
+                         "lib.fidl": LIB})
+        try:
+            build("everything.fidl", interface="org.example.franca.Device")
+        except GenError as exc:
+            text = str(exc)
+            assert "\n" not in text and "error: " in text, text
+            errors += 1
+    assert errors > 150
+
+
 # --- deep but valid input (issue 16): loops where the input chains, room in
 # deep.run's thread where it nests, one line where it nests deeper still ----
 

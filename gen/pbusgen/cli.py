@@ -12,7 +12,7 @@ import sys
 import tempfile
 from typing import List, Optional
 
-from . import (__version__, checks, emit_c, emit_rpc, emit_schema, loader, params,
+from . import (__version__, checks, deep, emit_c, emit_rpc, emit_schema, loader, params,
                resolver, rpc)
 from .errors import Diagnostics, GenError
 from .naming import is_identifier
@@ -123,7 +123,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                      "--rpc-header, --rpc-source, --rpc-types-source or --check")
 
     diag = Diagnostics()
-    try:
+
+    def front_and_middle():
         sources = loader.load(args.file, args.include)
         resolved = resolver.resolve(sources, diag)
         # Only the methods wanted: the attributes need not map to parameters.
@@ -131,7 +132,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         model = params.build_model(resolved, sources, args.interface, args.prefix, diag,
                                    with_parameters=with_params)
         checks.check(model)
-        rpc_model = rpc.build(model) if rpc_out else None
+        return model, (rpc.build(model) if rpc_out else None)
+
+    try:
+        model, rpc_model = deep.run(front_and_middle)
     except GenError as exc:
         for w in diag.warnings:
             print(w, file=sys.stderr)

@@ -1,9 +1,11 @@
 """Front end: text of one file -> syntax tree (syntax.py).
 
 Two grammars (grammar/franca.lark, grammar/fdepl.lark), parsed with lark's
-LALR parser and its contextual lexer. This module knows nothing of other
-files: imports are followed by loader.py. Syntax errors become one line,
-`file:line:column: error: found <token>, expected <what>`.
+LALR parser and its contextual lexer; neither the parse nor the building of
+the syntax tree recurses, so nesting depth is not limited here. This module
+knows nothing of other files: imports are followed by loader.py. Syntax
+errors become one line, `file:line:column: error: found <token>, expected
+<what>`.
 """
 
 import re
@@ -11,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, List, Optional
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
 from lark.exceptions import (UnexpectedCharacters, UnexpectedInput,
                              UnexpectedToken, VisitError)
 
@@ -46,7 +48,7 @@ _TERMINAL_NAMES = {
     "ADD_OP": "'+' or '-'",
     "MUL_OP": "'*' or '/'",
     "UNARY_OP": "'!' or '-'",
-    "CONTRACT_TEXT": "contract text",
+    "ERROR": "'error'",
     "$END": "end of file",
 }
 
@@ -114,11 +116,64 @@ def _syntax_error(parser: Lark, path: str, text: str,
     return GenError(loc, f"found {found}, expected {expected}")
 
 
+# Characters that open a string, per grammar.
+_QUOTES = {"franca": "\"'", "fdepl": "\""}
+
+
+def _unterminated(text: str, quotes: str) -> Optional[tuple]:
+    """(offset, "comment" | "string" | "annotation") of the first comment,
+    string or annotation that the text opens and never closes, if any. The
+    lexer cannot match such a token at all, and would report the character
+    it stopped at ('/', '"', '<') as if it stood alone."""
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return i, "comment"
+            i = end + 2
+        elif text.startswith("<**", i):
+            end = text.find("**>", i + 3)
+            if end < 0:
+                return i, "annotation"
+            i = end + 3
+        elif c in quotes:           # may span lines, as in Franca
+            k = i + 1
+            while k < n and text[k] != c:
+                k += 2 if text[k] == "\\" else 1
+            if k >= n:
+                return i, "string"
+            i = k + 1
+        else:
+            i += 1
+    return None
+
+
+def _offset(text: str, exc: UnexpectedInput) -> int:
+    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        return exc.token.start_pos
+    if isinstance(exc, UnexpectedCharacters):
+        return exc.pos_in_stream
+    return len(text)
+
+
 def _parse(grammar: str, path: str, text: str) -> Tree:
     parser = _parser(grammar)
     try:
         return parser.parse(text)
     except UnexpectedInput as exc:
+        open_end = _unterminated(text, _QUOTES[grammar])
+        if open_end is not None and open_end[0] <= _offset(text, exc):
+            pos, what = open_end
+            line = text.count("\n", 0, pos) + 1
+            column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+            raise GenError(Location(path, line, column),
+                           f"unterminated {what}") from None
         raise _syntax_error(parser, path, text, exc) from None
 
 
@@ -204,7 +259,7 @@ def _num(tok: Token) -> Any:
 
 # --- Franca IDL -----------------------------------------------------------
 
-class _FrancaBuilder(Transformer):
+class _FrancaBuilder(Transformer_NonRecursive):
     def __init__(self, path: str):
         super().__init__(visit_tokens=False)
         self.path = path
@@ -292,13 +347,16 @@ class _FrancaBuilder(Transformer):
         loc = self._meta_loc(meta)
         if not children:
             return S.TypeRef(loc, "Integer")
-        return S.TypeRef(loc, "Integer", children[0], children[1])
+        (lower, lower_loc), (upper, upper_loc) = children
+        return S.TypeRef(loc, "Integer", lower, upper, lower_loc, upper_loc)
 
-    def bound(self, children):
+    @v_args(meta=True)
+    def lower_bound(self, meta, children):
         c = children[0]
-        if isinstance(c, Token) and c.type in ("MIN_INT", "MAX_INT"):
-            return None
-        return c
+        value = None if isinstance(c, Token) else c     # minInt
+        return (value, self._meta_loc(meta))
+
+    upper_bound = lower_bound                           # maxInt: None
 
     def signed_int(self, children):
         value = _num(children[-1])
@@ -317,7 +375,7 @@ class _FrancaBuilder(Transformer):
 
     def ref(self, children):
         name, loc = children[0]
-        return S.Ref(loc, name)
+        return S.Ref(loc, name, [(_name(t), self._loc(t)) for t in children[1:]])
 
     def binary(self, children):
         left, op, right = children
@@ -449,14 +507,15 @@ class _FrancaBuilder(Transformer):
         return ("out", self._of(children, S.Argument))
 
     def error_ref(self, children):
-        return ("error_ref", children[0])
+        ref = [c for c in children if isinstance(c, tuple)][0]
+        return ("error_ref", (ref, self._annotations(children)))
 
-    @v_args(meta=True)
-    def error_enum(self, meta, children):
+    def error_enum(self, children):
         base = self._marker(children, "extends")
-        return ("error_enum", S.EnumerationDecl(
-            self._meta_loc(meta), "", base.value if base else None,
-            self._of(children, S.Enumerator)))
+        keyword = [c for c in children if isinstance(c, Token) and c.type == "ERROR"][0]
+        decl = S.EnumerationDecl(self._loc(keyword), "", base.value if base else None,
+                                 self._of(children, S.Enumerator))
+        return ("error_enum", (decl, self._annotations(children)))
 
     def _args(self, children, kind):
         for c in children:
@@ -472,10 +531,14 @@ class _FrancaBuilder(Transformer):
                      self._args(children, "in") or [],
                      self._args(children, "out") or [],
                      annotations=self._annotations(children))
-        m.error_ref = self._args(children, "error_ref")
-        m.error_enum = self._args(children, "error_enum")
+        for kind in ("error_ref", "error_enum"):
+            error = self._args(children, kind)
+            if error is not None:
+                setattr(m, kind, error[0])
+                m.error_annotations = error[1]
         if m.error_enum is not None:
             m.error_enum.name = m.name + "Error"
+            m.error_enum.annotations = m.error_annotations
         return m
 
     def broadcast(self, children):
@@ -486,8 +549,73 @@ class _FrancaBuilder(Transformer):
                            self._args(children, "out") or [],
                            annotations=self._annotations(children))
 
-    def contract(self, _):
-        return _Marker("contract")
+    @v_args(meta=True)
+    def current_error(self, meta, _):
+        return S.CurrentError(self._meta_loc(meta))
+
+    @v_args(meta=True)
+    def error_def_ref(self, meta, children):
+        return S.ErrorDefRef(self._meta_loc(meta), _name(children[0]))
+
+    # contracts
+    def declaration(self, children):
+        name = self._names(children)[0]
+        values = [c for c in children if isinstance(c, S.Node) and
+                  not isinstance(c, S.TypeRef)]
+        return S.Declaration(self._loc(name), _name(name),
+                             self._of(children, S.TypeRef)[0],
+                             self._marker(children, "array") is not None,
+                             values[0] if values else None)
+
+    def contract_vars(self, children):
+        return _Marker("vars", list(children))
+
+    @v_args(meta=True)
+    def trigger(self, meta, children):
+        names = self._names(children)
+        return S.Trigger(self._meta_loc(meta), children[0].value, _name(names[0]),
+                         _name(names[1]) if len(names) > 1 else None,
+                         self._loc(names[0]))
+
+    def guard(self, children):
+        return _Marker("guard", children[0])
+
+    @v_args(meta=True)
+    def transition(self, meta, children):
+        target = self._names(children)[0]
+        guard = self._marker(children, "guard")
+        action = self._of(children, S.Block)
+        return S.Transition(self._meta_loc(meta), children[0],
+                            guard.value if guard else None, _name(target),
+                            self._loc(target), action[0] if action else None)
+
+    def state(self, children):
+        name = self._names(children)[0]
+        return S.State(self._loc(name), _name(name), self._of(children, S.Transition),
+                       annotations=self._annotations(children))
+
+    @v_args(meta=True)
+    def assignment(self, meta, children):
+        name, loc = children[0]
+        fields = [(_name(t), self._loc(t)) for t in self._names(children)]
+        return S.Assignment(self._meta_loc(meta), S.Ref(loc, name, fields), children[-1])
+
+    @v_args(meta=True)
+    def if_statement(self, meta, children):
+        return S.IfStatement(self._meta_loc(meta), children[0], children[1],
+                             children[2] if len(children) > 2 else None)
+
+    @v_args(meta=True)
+    def block(self, meta, children):
+        return S.Block(self._meta_loc(meta), list(children))
+
+    @v_args(meta=True)
+    def contract(self, meta, children):
+        variables = self._marker(children, "vars")
+        initial = self._names(children)[0]
+        return S.Contract(self._meta_loc(meta), variables.value if variables else [],
+                          _name(initial), self._loc(initial),
+                          self._of(children, S.State))
 
     def type_collection(self, children):
         fqns = [c for c in children if isinstance(c, tuple)]
@@ -515,13 +643,17 @@ class _FrancaBuilder(Transformer):
         types = [c for c in children if isinstance(c, (
             S.EnumerationDecl, S.StructDecl, S.UnionDecl, S.ArrayDecl,
             S.MapDecl, S.TypedefDecl))]
-        contracts = [c for c in children if isinstance(c, _Marker) and c.kind == "contract"]
+        contracts = self._of(children, S.Contract)
+        if len(contracts) > 1:
+            raise GenError(contracts[1].loc, f"interface '{_name(name)}' has a second "
+                                             f"contract (first at {contracts[0].loc})")
         return S.InterfaceDecl(
             self._loc(name), _name(name), base.value if base else None,
             manages.value if manages else [], version[0] if version else None,
             self._of(children, S.Attribute), self._of(children, S.Method),
             self._of(children, S.Broadcast), self._of(children, S.ConstantDecl),
-            types, bool(contracts), annotations=self._annotations(children))
+            types, bool(contracts), contracts[0] if contracts else None,
+            annotations=self._annotations(children))
 
     @v_args(meta=True)
     def import_namespace(self, meta, children):
@@ -541,7 +673,7 @@ class _FrancaBuilder(Transformer):
                           self._annotations(children))
 
 
-def _transform(builder: Transformer, tree: Tree):
+def _transform(builder: Transformer_NonRecursive, tree: Tree):
     try:
         return builder.transform(tree)
     except VisitError as exc:
@@ -557,7 +689,7 @@ def parse_fidl(text: str, path: str) -> S.FidlFile:
 
 # --- deployment files -----------------------------------------------------
 
-class _FdeplBuilder(Transformer):
+class _FdeplBuilder(Transformer_NonRecursive):
     def __init__(self, path: str):
         super().__init__(visit_tokens=False)
         self.path = path

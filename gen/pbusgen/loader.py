@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import syntax as S
+from . import deep, syntax as S
 from .errors import GenError, Location, shown
 from .frontend import parse_fdepl, parse_fidl
 
@@ -93,6 +93,7 @@ class Loader:
         if real in self._by_real:
             return self._by_real[real]
         text = _read(path, loc)
+        deep.at(Location(path, 1, 1), f"file '{shown(path, 4096)}'")
         parsed = parse_fidl(text, path)
         self._by_real[real] = parsed
         self.sources.fidl_files.append(parsed)

@@ -29,7 +29,10 @@ BASIC_TYPES: Dict[str, BasicType] = {
         ("UInt16", "uint16"), ("Int32", "int32"), ("UInt32", "uint32"),
         ("Int64", "int64"), ("UInt64", "uint64"), ("Boolean", "bool"),
         ("Float", "float"), ("Double", "double"), ("String", "string"),
-        ("ByteBuffer", "bytes"))
+        ("ByteBuffer", "bytes"),
+        # Franca's placeholder for a type not (yet) known: no values, no
+        # representation; a parameter of this type is refused (params.py)
+        ("undefined", "undefined"))
 }
 
 # Value range of each integer type token.
@@ -203,6 +206,7 @@ class Method:
     desc: Optional[str]
     loc: Location
     callable_by: Optional[str] = None   # deployment CallableBy: a group name
+    error_desc: Optional[str] = None    # `<** @description **>` before `error`
 
 
 @dataclass(eq=False)
@@ -225,6 +229,44 @@ class Attribute:
     desc: Optional[str]
     loc: Location
     interface: "Interface"
+
+
+@dataclass(eq=False)
+class ContractVariable:
+    name: str
+    type: Type
+    value: Any                      # its initializer's value, or None
+    loc: Location
+
+
+@dataclass(eq=False)
+class Transition:
+    """`on <trigger> <element> [guard] -> target { action }`. Guard and
+    action are kept as written (syntax.py expressions and statements): they
+    run against a live interface, nothing here evaluates them."""
+
+    trigger: str                    # call, respond, error, signal, set, update
+    element: Union[Method, Broadcast, Attribute]
+    guard: Any                      # syntax.Expr or None
+    target: "State"
+    action: Any                     # syntax.Block or None
+    loc: Location
+
+
+@dataclass(eq=False)
+class State:
+    name: str
+    desc: Optional[str]
+    loc: Location
+    transitions: List[Transition] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Contract:
+    variables: List[ContractVariable]
+    initial: State
+    states: List[State]
+    loc: Location
 
 
 @dataclass(eq=False)
@@ -253,19 +295,29 @@ class Interface:
     has_contract: bool
     desc: Optional[str]
     loc: Location
-
-    def all_attributes(self) -> List[Attribute]:
-        """Inherited attributes first, then own, in declaration order."""
-        own = list(self.attributes)
-        return (self.base.all_attributes() if self.base else []) + own
+    contract: Optional[Contract] = None
 
     def all_methods(self) -> List[Method]:
         """Inherited methods first, then own: their index order."""
-        return (self.base.all_methods() if self.base else []) + list(self.methods)
+        return [m for i in self._chain() for m in i.methods]
 
     def all_broadcasts(self) -> List[Broadcast]:
         """Inherited broadcasts first, then own: their index order."""
-        return (self.base.all_broadcasts() if self.base else []) + list(self.broadcasts)
+        return [b for i in self._chain() for b in i.broadcasts]
+
+    def _chain(self) -> List["Interface"]:
+        """The root of the extends chain first, this interface last."""
+        chain = []
+        itf: Optional[Interface] = self
+        while itf is not None:          # a loop: a chain may be long
+            chain.append(itf)
+            itf = itf.base
+        return chain[::-1]
+
+    def all_attributes(self) -> List[Attribute]:
+        """Inherited attributes first, then own, in declaration order."""
+        return [a for i in self._chain() for a in i.attributes]
+
 
 
 # --- parameters ------------------------------------------------------------

@@ -11,7 +11,7 @@ print, C identifiers included (naming.py).
 
 from typing import Dict, List, Optional, Tuple
 
-from . import deployment as D
+from . import deep, deployment as D
 from .errors import Diagnostics, GenError, Location
 from .loader import Sources
 from .model import (INT_RANGES, ArrayType, Attribute, BasicType, CNames,
@@ -32,8 +32,16 @@ def _scalar(t: Type) -> Tuple[str, Optional[EnumType], Optional[Tuple[int, int]]
     """(token, enum, integer range) of a type that is one parameter value."""
     u = unalias(t)
     if isinstance(u, BasicType):
+        if u.token == "undefined":
+            raise Unmappable("'undefined' is Franca's placeholder for a type not "
+                             "given, it has no wire or storage representation")
         return u.token, None, None
     if isinstance(u, IntegerType):
+        lo, hi = INT_RANGES["int64"]
+        for bound in (u.lower, u.upper):
+            if bound is not None and not lo <= bound <= hi:
+                raise Unmappable(f"bound {bound} is outside int64, the type of the "
+                                 "parameter")
         return "int64", None, (u.lower, u.upper)
     if isinstance(u, EnumType):
         return "enum", u, None
@@ -71,6 +79,7 @@ class _Builder:
 
     def build(self) -> List[Parameter]:
         for attr in self.interface.all_attributes():
+            deep.at(attr.loc, f"attribute '{attr.name}'")
             sec = self.sections.get(attr.name)
             if sec is not None:
                 sec.used = True
@@ -88,9 +97,16 @@ class _Builder:
               loc: Location, stack: List[StructType]) -> None:
         u = unalias(t)
         if isinstance(u, StructType):
-            if u.polymorphic:
+            root = u
+            while root.base is not None and not root.polymorphic:
+                root = root.base
+            if root is u and u.polymorphic:
                 self._fail(attr, name, t, f"struct '{u.fqn}' is polymorphic (its "
                                           "fields depend on the value)")
+            if root.polymorphic:        # Franca: derived from a polymorphic one
+                self._fail(attr, name, t, f"struct '{u.fqn}' extends polymorphic "
+                                          f"struct '{root.fqn}' (its fields depend "
+                                          "on the value)")
             if u in stack:
                 self._fail(attr, name, t, f"struct '{u.fqn}' contains itself")
             if not u.fields:

@@ -11,13 +11,16 @@ file is looked up, first match wins, in:
   3. the namespaces the file imports (`import a.b.* from ...`).
 The element found must be defined in the same file or in a file that this
 file imports. Types, constants and interfaces are resolved once each;
-recursion through typedefs or `extends` is an error.
+recursion through typedefs or `extends` is an error. Chains of typedefs and
+of `extends` are followed by loops (any length works); nesting (fields of
+structs in structs, constants from constants) recurses, with the room that
+deep.run gives.
 """
 
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from . import syntax as S
+from . import contracts, deep, syntax as S
 from .errors import Diagnostics, GenError, Location, shown
 from .expressions import coerce, evaluate
 from .loader import Sources
@@ -27,6 +30,8 @@ from .model import (BASIC_TYPES, INT_RANGES, Argument, ArrayType, Attribute,
                     StructType, Type, TypeCollection, TypedefType, UnionType)
 
 INT32_MIN, INT32_MAX = INT_RANGES["int32"]
+INT64_MIN = INT_RANGES["int64"][0]
+UINT64_MAX = INT_RANGES["uint64"][1]
 
 
 @dataclass
@@ -51,6 +56,13 @@ def _desc(node: S.Annotated) -> Optional[str]:
     return node.annotation("description")
 
 
+def _annotated_desc(annotations: List[S.Annotation]) -> Optional[str]:
+    for a in annotations:
+        if a.tag == "description":
+            return a.text
+    return None
+
+
 class Resolver:
     def __init__(self, sources: Sources, diagnostics: Diagnostics):
         self.sources = sources
@@ -62,6 +74,9 @@ class Resolver:
         self.type_collections: Dict[str, TypeCollection] = {}
         self._busy: Set[str] = set()        # elements being resolved
         self._const_busy: List[str] = []
+        # container -> it and the interfaces it extends (fixed once all is
+        # registered; looked up for every name written in an interface)
+        self._container_chains: Dict[Optional[str], List[str]] = {}
 
     # --- registration -----------------------------------------------------
 
@@ -96,7 +111,10 @@ class Resolver:
 
     def _containers(self, container: Optional[str]) -> List[str]:
         """The container and, for an interface, the interfaces it extends."""
+        if container in self._container_chains:
+            return self._container_chains[container]
         out: List[str] = []
+        self._container_chains[container] = out
         seen: Set[str] = set()
         while container is not None and container not in seen:
             seen.add(container)
@@ -163,6 +181,13 @@ class Resolver:
 
     def _type_ref(self, ref: S.TypeRef, scope: _Scope) -> Type:
         if ref.name == "Integer":
+            # Every integer a parameter or a back end handles fits int64 or
+            # uint64; so must the bounds.
+            for side, value, loc in (("lower", ref.lower, ref.lower_loc),
+                                     ("upper", ref.upper, ref.upper_loc)):
+                if value is not None and not INT64_MIN <= value <= UINT64_MAX:
+                    raise GenError(loc, f"Integer {side} bound {value} does not fit "
+                                        "64 bits (bounds are -2^63 ... 2^64-1)")
             if ref.lower is not None and ref.upper is not None and ref.lower > ref.upper:
                 raise GenError(ref.loc, f"Integer range ({ref.lower},{ref.upper}) "
                                         "is empty: lower bound above upper bound")
@@ -179,6 +204,43 @@ class Resolver:
                                     f"(declared at {decl.loc})")
         if fqn in self.types:
             return self.types[fqn]
+        # A typedef needs the type it names, a struct, union or enumeration
+        # its base, before it can be built. Follow that chain first and build
+        # it from its far end, so that a chain of any length is a loop here
+        # rather than one level of recursion per link. A chain that comes
+        # back on itself is left to the recursive build, which reports it.
+        chain = [fqn]
+        seen = {fqn}
+        nxt = self._first_need(fqn)
+        while nxt is not None and nxt not in self.types and nxt not in self._busy:
+            if nxt in seen:
+                chain = [fqn]
+                break
+            chain.append(nxt)
+            seen.add(nxt)
+            nxt = self._first_need(nxt)
+        for link in reversed(chain):
+            if link not in self.types:      # building one may build the next
+                self._build_type(link)
+        return self.types[fqn]
+
+    def _first_need(self, fqn: str) -> Optional[str]:
+        """The named type that type `fqn` must have complete before it is
+        built (a typedef's actual type, a base), if any and if found."""
+        entry = self.symbols[fqn]
+        d = entry.decl
+        if isinstance(d, S.TypedefDecl):
+            if d.actual.name == "Integer" or d.actual.name in BASIC_TYPES:
+                return None
+            name = d.actual.name
+        elif isinstance(d, (S.StructDecl, S.UnionDecl, S.EnumerationDecl)) \
+                and d.base is not None:
+            name = d.base[0]
+        else:
+            return None
+        return self._find(name, _Scope(entry.file, entry.container), ("type",))
+
+    def _build_type(self, fqn: str) -> Type:
         entry = self.symbols[fqn]
         d = entry.decl
         scope = _Scope(entry.file, entry.container)
@@ -263,7 +325,7 @@ class Resolver:
             if e.value is None:
                 value = next_value
             else:
-                value = evaluate(e.value, lambda n, l: self._ref_value(n, l, scope))
+                value = evaluate(e.value, lambda n, l: self.ref_value(n, l, scope))
                 if isinstance(value, EnumValue):
                     value = value.value
                 if isinstance(value, str):      # Franca 0.8 style: = "3"
@@ -295,7 +357,10 @@ class Resolver:
 
     # --- constants --------------------------------------------------------
 
-    def _ref_value(self, name: str, loc: Location, scope: _Scope) -> Any:
+    def ref_value(self, name: str, loc: Location, scope: _Scope,
+                  what: str = "constant") -> Any:
+        """The value of a constant or enumerator (`Enum.LABEL`) named in an
+        expression; `what` names what was expected, if it is unknown."""
         fqn = self._find(name, scope, ("const",))
         if fqn is not None:
             return self.constant_by_fqn(fqn, loc).value
@@ -313,7 +378,7 @@ class Resolver:
                     raise GenError(loc, f"enumeration '{t.fqn}' has no "
                                         f"enumerator '{label}'")
         return self.constant_by_fqn(
-            self._lookup(name, scope, ("const",), loc, "constant"), loc).value
+            self._lookup(name, scope, ("const",), loc, what), loc).value
 
     def constant_by_fqn(self, fqn: str, used_at: Location) -> Constant:
         if fqn in self.constants:
@@ -327,7 +392,7 @@ class Resolver:
         scope = _Scope(entry.file, entry.container)
         self._const_busy.append(fqn)
         t = self.type_ref(d.type, d.is_array, scope)
-        raw = evaluate(d.value, lambda n, l: self._ref_value(n, l, scope))
+        raw = evaluate(d.value, lambda n, l: self.ref_value(n, l, scope))
         value = coerce(raw, t, d.value.loc, f"constant '{d.name}'")
         self._const_busy.pop()
         c = Constant(fqn, d.name, t, value, _desc(d), d.loc)
@@ -355,6 +420,29 @@ class Resolver:
         if fqn in self._busy:
             raise GenError(used_at, f"interface '{fqn}' extends itself "
                                     f"(through '{via}')")
+        # As for types: build the chain of bases from its far end.
+        chain = [fqn]
+        seen = {fqn}
+        nxt = self._interface_base(fqn)
+        while nxt is not None and nxt not in self.interfaces and nxt not in self._busy:
+            if nxt in seen:
+                chain = [fqn]
+                break
+            chain.append(nxt)
+            seen.add(nxt)
+            nxt = self._interface_base(nxt)
+        for link in reversed(chain):
+            if link not in self.interfaces:
+                self._build_interface(link)
+        return self.interfaces[fqn]
+
+    def _interface_base(self, fqn: str) -> Optional[str]:
+        entry = self.symbols[fqn]
+        if entry.decl.base is None:
+            return None
+        return self._find(entry.decl.base[0], _Scope(entry.file, None), ("interface",))
+
+    def _build_interface(self, fqn: str) -> Interface:
         entry = self.symbols[fqn]
         d: S.InterfaceDecl = entry.decl
         file_scope = _Scope(entry.file, None)
@@ -410,7 +498,8 @@ class Resolver:
             itf.methods.append(Method(m.name, m.selector, m.fire_and_forget,
                                       self._args(m.in_args, scope, what),
                                       self._args(m.out_args, scope, what),
-                                      error, _desc(m), m.loc))
+                                      error, _desc(m), m.loc,
+                                      error_desc=_annotated_desc(m.error_annotations)))
             if m.fire_and_forget and m.out_args:
                 raise GenError(m.loc, f"method '{m.name}' is fireAndForget but "
                                       "has out arguments")
@@ -425,6 +514,8 @@ class Resolver:
                            _desc(b), b.loc)
             seen_b[key] = bc
             itf.broadcasts.append(bc)
+        if d.contract is not None:
+            itf.contract = contracts.resolve(self, itf, d.contract, scope)
         return itf
 
     def resolve_all(self) -> None:
@@ -433,13 +524,19 @@ class Resolver:
         for f in self.sources.fidl_files:
             for tc in f.type_collections:
                 tc_fqn = f"{f.package}.{tc.name}" if tc.name else f.package
-                types = [self.type_by_fqn(f"{tc_fqn}.{t.name}", t.loc) for t in tc.types]
-                consts = [self.constant_by_fqn(f"{tc_fqn}.{c.name}", c.loc)
-                          for c in tc.constants]
+                types = []
+                for t in tc.types:
+                    deep.at(t.loc, f"type '{tc_fqn}.{t.name}'")
+                    types.append(self.type_by_fqn(f"{tc_fqn}.{t.name}", t.loc))
+                consts = []
+                for c in tc.constants:
+                    deep.at(c.loc, f"constant '{tc_fqn}.{c.name}'")
+                    consts.append(self.constant_by_fqn(f"{tc_fqn}.{c.name}", c.loc))
                 version = (tc.version.major, tc.version.minor) if tc.version else None
                 self.type_collections[tc_fqn] = TypeCollection(
                     tc_fqn, version, types, consts, _desc(tc), tc.loc)
             for itf in f.interfaces:
+                deep.at(itf.loc, f"interface '{f.package}.{itf.name}'")
                 self.interface_by_fqn(f"{f.package}.{itf.name}")
 
 

@@ -43,6 +43,8 @@ class Literal(Node):
 @dataclass
 class Ref(Node):
     name: str           # as written, possibly dotted
+    # `name->a->b`: the fields (or union members) read from its value
+    fields: List[Tuple[str, Location]] = field(default_factory=list)
 
 
 @dataclass
@@ -73,7 +75,19 @@ class MapInit(Node):
     items: List[Tuple["Expr", "Expr"]]
 
 
-Expr = Union[Literal, Ref, Unary, Binary, StructInit, ArrayInit, MapInit]
+@dataclass
+class CurrentError(Node):
+    """`errorval` (contracts): the error of the method being answered."""
+
+
+@dataclass
+class ErrorDefRef(Node):
+    """`errordef.NAME` (contracts): an enumerator of that method's error."""
+    name: str
+
+
+Expr = Union[Literal, Ref, Unary, Binary, StructInit, ArrayInit, MapInit,
+             CurrentError, ErrorDefRef]
 
 
 # --- type references -------------------------------------------------------
@@ -86,6 +100,8 @@ class TypeRef(Node):
     name: str
     lower: Optional[int] = None
     upper: Optional[int] = None
+    lower_loc: Optional[Location] = None    # where each bound is written
+    upper_loc: Optional[Location] = None
 
 
 # --- declarations ----------------------------------------------------------
@@ -188,6 +204,8 @@ class Method(Annotated):
     out_args: List[Argument]
     error_ref: Optional[Tuple[str, Location]] = None
     error_enum: Optional[EnumerationDecl] = None
+    # `<** ... **>` before `error` (Franca's errorComment)
+    error_annotations: List[Annotation] = field(default_factory=list)
 
 
 @dataclass
@@ -206,6 +224,69 @@ class TypeCollectionDecl(Annotated):
     constants: List[ConstantDecl]
 
 
+# --- contracts -------------------------------------------------------------
+
+@dataclass
+class Declaration(Node):
+    """A state variable of a contract: `Int32 n = 0`."""
+    name: str
+    type: TypeRef
+    is_array: bool
+    value: Optional[Expr]
+
+
+@dataclass
+class Trigger(Node):
+    kind: str                   # call, respond, error, signal, set, update
+    name: str                   # the method, broadcast or attribute
+    selector: Optional[str]     # `m:selector` (methods and broadcasts)
+    name_loc: Location
+
+
+@dataclass
+class Assignment(Node):
+    target: Ref                 # a state variable, possibly `v->field`
+    value: Expr
+
+
+@dataclass
+class Block(Node):
+    statements: List["Statement"]
+
+
+@dataclass
+class IfStatement(Node):
+    condition: Expr
+    then: "Statement"
+    otherwise: Optional["Statement"]
+
+
+Statement = Union[Assignment, Block, IfStatement]
+
+
+@dataclass
+class Transition(Node):
+    trigger: Trigger
+    guard: Optional[Expr]
+    target: str
+    target_loc: Location
+    action: Optional[Block]
+
+
+@dataclass
+class State(Annotated):
+    name: str
+    transitions: List[Transition]
+
+
+@dataclass
+class Contract(Node):
+    variables: List[Declaration]
+    initial: str
+    initial_loc: Location
+    states: List[State]
+
+
 @dataclass
 class InterfaceDecl(Annotated):
     name: str
@@ -218,6 +299,7 @@ class InterfaceDecl(Annotated):
     constants: List[ConstantDecl]
     types: List[TypeDecl]
     has_contract: bool
+    contract: Optional[Contract] = None
 
 
 @dataclass

@@ -60,6 +60,26 @@ def depl(body: str) -> str:
      "m.fidl:3:22: error: constant 'C': struct p.T.S has no field 'b'"),
     ("package p\ninterface I { attribute Integer(5, 1) x }\n",
      "m.fidl:2:25: error: Integer range (5,1) is empty: lower bound above upper bound"),
+    # bounds fit 64 bits, minInt is a lower bound and maxInt an upper one
+    ("package p\ninterface I {\n  attribute Integer(-9223372036854775809, 0) x\n}\n",
+     "m.fidl:3:21: error: Integer lower bound -9223372036854775809 does not fit 64 "
+     "bits (bounds are -2^63 ... 2^64-1)"),
+    ("package p\ntypeCollection T {\n  typedef X is Integer(0, 18446744073709551616)\n}\n",
+     "m.fidl:3:27: error: Integer upper bound 18446744073709551616 does not fit 64 "
+     "bits (bounds are -2^63 ... 2^64-1)"),
+    ("package p\ninterface I {\n  method m { in { Integer(0x10000000000000000, maxInt) a } }"
+     "\n}\n",
+     "m.fidl:3:27: error: Integer lower bound 18446744073709551616 does not fit 64 "
+     "bits (bounds are -2^63 ... 2^64-1)"),
+    ("package p\ninterface I {\n  attribute Integer(maxInt, 5) x\n}\n",
+     "m.fidl:3:21: error: found 'maxInt', expected one of '-', 'minInt', integer"),
+    ("package p\ninterface I {\n  attribute Integer(5, minInt) x\n}\n",
+     "m.fidl:3:24: error: found 'minInt', expected one of '-', 'maxInt', integer"),
+    # within 64 bits, outside the int64 that a parameter holds
+    ("package p\ninterface I {\n  attribute Integer(0, 18446744073709551615) x\n}\n",
+     "m.fidl:3:46: error: attribute 'x' of type Integer(0,18446744073709551615) cannot "
+     "be a parameter: bound 18446744073709551615 is outside int64, the type of the "
+     "parameter"),
     ("package p\ninterface I { method m fireAndForget { out { Int8 x } } }\n",
      "m.fidl:2:22: error: method 'm' is fireAndForget but has out arguments"),
     ("package p\ninterface I extends J { }\ninterface J extends I { }\n",
@@ -110,6 +130,95 @@ def test_name_from_file_not_imported(error_of):
                      "which 'a.fidl' does not import")
 
 
+# --- contracts ---------------------------------------------------------------
+
+CONTRACT = '''package p
+interface I {{
+  attribute Int32 a
+  struct P {{ Int32 f }}
+  enumeration Err {{ BAD }}
+  method m:one {{ in {{ Int32 x  P p }} error Err }}
+  method m:two {{ }}
+  method k {{ }}
+  broadcast b {{ out {{ Int32 v }} }}
+  contract {{
+    vars {{ Int32 n  P pv {vars} }}
+    PSM {{
+      initial {initial}
+      state s {{ {transition} }}
+      {extra}
+    }}
+  }}
+}}
+'''
+
+
+@pytest.mark.parametrize("initial, transition, extra, vars, message", [
+    ("t", "", "", "", "13:15: error: unknown state 't' in the contract of 'p.I'"),
+    ("s", "on call k -> t", "", "",
+     "14:30: error: unknown state 't' in the contract of 'p.I'"),
+    ("s", "", "state s { }", "",
+     "15:13: error: duplicate state 's' (first at m.fidl:14:13)"),
+    ("s", "", "", "Int8 n",
+     "11:31: error: duplicate state variable 'n' (first at m.fidl:11:18)"),
+    ("s", "", "", "Boolean ok = 1",
+     "11:39: error: state variable 'ok': expected true or false, found integer"),
+    ("s", "on call m -> s", "", "",
+     "14:25: error: no method 'm' in interface 'p.I' (a method or broadcast declared "
+     "with a selector is named 'name:selector')"),
+    ("s", "on call q -> s", "", "", "14:25: error: no method 'q' in interface 'p.I'"),
+    ("s", "on set nope -> s", "", "",
+     "14:24: error: no attribute 'nope' in interface 'p.I'"),
+    ("s", "on signal b:x -> s", "", "",
+     "14:27: error: no broadcast 'b:x' in interface 'p.I' (a method or broadcast "
+     "declared with a selector is named 'name:selector')"),
+    ("s", "on call m:one [y > 0] -> s", "", "",
+     "14:32: error: unknown state variable, argument, attribute, constant or "
+     "enumerator 'y'"),
+    ("s", "on call k [x > 0] -> s", "", "",       # x: an argument of m:one only
+     "14:28: error: unknown state variable, argument, attribute, constant or "
+     "enumerator 'x'"),
+    ("s", "on call m:one [p->g > 0] -> s", "", "",
+     "14:35: error: 'p' is a p.I.P, which has no field 'g'"),
+    ("s", "on call m:one [x->g > 0] -> s", "", "",
+     "14:35: error: 'x' is of type Int32, which has no field 'g'"),
+    ("s", "on call m:one -> s { x = 1 }", "", "",
+     "14:38: error: 'x' is not a state variable of the contract; only those are "
+     "assigned"),
+    ("s", "on call k -> s { pv->z = 1 }", "", "",
+     "14:38: error: 'pv' is a p.I.P, which has no field 'z'"),
+    ("s", "on call m:one [errordef.BAD == errorval] -> s", "", "",
+     "14:32: error: 'errordef.BAD' needs an 'on error' trigger, this one is 'on call'"),
+    ("s", "on error m:one [errordef.WORSE == errorval] -> s", "", "",
+     "14:33: error: method 'm:one' has no error 'WORSE'"),
+    ("s", "on error k [errordef.BAD == errorval] -> s", "", "",
+     "14:29: error: method 'k' has no error 'BAD'"),
+])
+def test_bad_contracts(error_of, initial, transition, extra, vars, message):
+    fidl = CONTRACT.format(initial=initial, transition=transition, extra=extra,
+                           vars=vars)
+    assert error_of({"m.fidl": fidl}, "m.fidl") == "m.fidl:" + message
+
+
+@pytest.mark.parametrize("fidl, message", [
+    ("package p\ninterface I {\n  contract { PSM { initial s state s { } } }\n"
+     "  contract { PSM { initial s state s { } } }\n}\n",
+     "m.fidl:4:3: error: interface 'I' has a second contract (first at m.fidl:3:3)"),
+    ("package p\ninterface I {\n  method m { }  method m { }\n"
+     "  contract { PSM { initial s state s { on call m -> s } } }\n}\n",
+     "m.fidl:4:48: error: method 'm' is declared 2 times in 'p.I'; give each a "
+     "selector"),
+    ("package p\ntypeCollection T { const Boolean B = errorval == 1 }\n",
+     "m.fidl:2:38: error: 'errorval' has a value only in a contract, where a "
+     "method's error is answered"),
+    ("package p\ntypeCollection T { enumeration E { A = errordef.X } }\n",
+     "m.fidl:2:40: error: 'errordef.X' has a value only in a contract, where a "
+     "method's error is answered"),
+])
+def test_contract_elements_out_of_place(error_of, fidl, message):
+    assert error_of({"m.fidl": fidl}, "m.fidl") == message
+
+
 # --- attributes that cannot be parameters ----------------------------------
 
 @pytest.mark.parametrize("decl, attr, message", [
@@ -130,11 +239,29 @@ def test_name_from_file_not_imported(error_of):
     ("struct S polymorphic { Int8 a }", "S",
      "attribute 'x' of type p.I.S cannot be a parameter: struct 'p.I.S' is "
      "polymorphic (its fields depend on the value)"),
+    ("struct B polymorphic { Int8 a }  struct M extends B { }  struct S extends M "
+     "{ Int8 b }", "S",
+     "attribute 'x' of type p.I.S cannot be a parameter: struct 'p.I.S' extends "
+     "polymorphic struct 'p.I.B' (its fields depend on the value)"),
     ("struct S { Int8 a  U u }  union U { Int8 b }", "S",
      "attribute 'x' (field 'u') of type p.I.U cannot be a parameter: union 'p.I.U' "
      "has no fixed layout (a parameter holds one type)"),
     ("struct S { }", "S",
      "attribute 'x' of type p.I.S cannot be a parameter: struct 'p.I.S' has no fields"),
+    # Franca's placeholder type: accepted, but it has no representation
+    ("typedef T is Int8", "undefined",
+     "attribute 'x' of type undefined cannot be a parameter: 'undefined' is Franca's "
+     "placeholder for a type not given, it has no wire or storage representation"),
+    ("typedef Later is undefined", "Later",
+     "attribute 'x' of type p.I.Later cannot be a parameter: 'undefined' is Franca's "
+     "placeholder for a type not given, it has no wire or storage representation"),
+    ("struct S { Int8 a  undefined later }", "S",
+     "attribute 'x' (field 'later') of type undefined cannot be a parameter: "
+     "'undefined' is Franca's placeholder for a type not given, it has no wire or "
+     "storage representation"),
+    ("typedef T is Int8", "undefined[]",
+     "attribute 'x' of type undefined[] cannot be a parameter: 'undefined' is Franca's "
+     "placeholder for a type not given, it has no wire or storage representation"),
 ])
 def test_unmappable_attributes(error_of, decl, attr, message):
     fidl = f"package p\ninterface I {{\n  {decl}\n  attribute {attr} x\n}}\n"

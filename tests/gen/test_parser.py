@@ -1,6 +1,9 @@
 """Front end: grammar -> syntax tree, and imports across files."""
 
+from importlib import resources
+
 import pytest
+from lark import Lark
 
 from pbustest.gen import FIXTURES, build, write
 from pbusgen import loader, resolver, syntax as S
@@ -125,6 +128,103 @@ def test_every_construct_parses():
     assert itf.constants[0].value.value == 1.5
 
 
+def test_annotation_before_error():
+    """Franca's FMethod: `(errorComment=FAnnotationBlock)? 'error' ...`."""
+    f = parse_fidl('''package p
+interface I {
+    method a {
+        in { Int8 x }
+        <** @description: how a fails **>
+        error E
+    }
+    method b {
+        out { Int8 y }
+        <** @description: how b fails
+            @see: the manual **>
+        error extends E { LATE }
+    }
+    method c { <** @description: c's own **> error { X Y } }
+    enumeration E { BAD }
+}
+''', "x.fidl")
+    a, b, c = f.interfaces[0].methods
+    assert a.error_ref[0] == "E" and [x.text for x in a.error_annotations] == ["how a fails"]
+    assert [(x.tag, x.text) for x in b.error_annotations] == [
+        ("description", "how b fails"), ("see", "the manual")]
+    assert b.error_enum.base[0] == "E" and b.error_enum.loc.line == 12
+    assert (b.error_enum.loc.line, b.error_enum.loc.column) == (12, 9)
+    assert c.error_enum.annotation("description") == "c's own"
+
+
+def test_annotation_before_error_resolves(model_of):
+    model = model_of({"m.fidl": "package p\ninterface I {\n"
+                                "  method a { <** @description: why **> error E }\n"
+                                "  method c { <** @description: own **> error { X Y } }\n"
+                                "  enumeration E { BAD }  attribute Int8 q\n}\n"}, "m.fidl")
+    a, c = model.interface.methods
+    assert (a.error.fqn, a.error_desc) == ("p.I.E", "why")
+    assert (c.error.fqn, c.error.desc, c.error_desc) == ("p.I.cError", "own", "own")
+
+
+EVERYTHING_FIDL = FIXTURES / "franca" / "everything.fidl"
+
+
+def test_everything_fixture_uses_every_rule_and_terminal():
+    """The fixture exercises the whole grammar: every rule (each alias) is in
+    its parse tree, every terminal among its tokens (comments and white space
+    included)."""
+    grammar = resources.files("pbusgen").joinpath("grammar/franca.lark").read_text()
+    seen = set()
+    ignored = {name: (lambda tok: seen.add(tok.type))
+               for name in ("LINE_COMMENT", "BLOCK_COMMENT", "WS")}
+    parser = Lark(grammar, parser="lalr", lexer="contextual", keep_all_tokens=True,
+                  maybe_placeholders=False, lexer_callbacks=ignored)
+    tree = parser.parse(EVERYTHING_FIDL.read_text())
+    seen |= {tok.type for tok in tree.scan_values(lambda v: True)}
+    assert {t.name for t in parser.terminals} - seen == set()
+    rules = {str(r.alias or r.origin.name) for r in parser.rules
+             if not str(r.origin.name).startswith("_")
+             and not (r.options.expand1 and r.alias is None)}
+    assert rules - {str(t.data) for t in tree.iter_subtrees()} == set()
+
+
+def test_everything_fixture_parses():
+    f = parse_fidl(EVERYTHING_FIDL.read_text(), "everything.fidl")
+    assert [(i.namespace, i.wildcard) for i in f.imports] == [
+        (None, False), ("org.example.lib.Lib", True),
+        ("org.example.lib.Lib.Celsius", False)]
+    device = f.interfaces[0]
+    get_by_name = device.methods[1]
+    assert (get_by_name.selector, get_by_name.error_annotations[0].text) == (
+        "byName", "why it failed")
+    c = device.contract
+    assert [v.name for v in c.variables] == ["count", "busy", "last", "samples"]
+    assert c.variables[0].value.value == 0 and c.variables[1].value is None
+    assert c.initial == "idle" and [s.name for s in c.states] == ["idle", "working"]
+    assert c.states[0].annotation("description") == "waiting for a call"
+    kinds = [(t.trigger.kind, t.trigger.name, t.trigger.selector)
+             for s in c.states for t in s.transitions]
+    assert kinds == [("call", "get", "byName"), ("call", "set", None),
+                     ("set", "color", None), ("update", "sample", None),
+                     ("call", "reset", None), ("respond", "get", "byName"),
+                     ("error", "get", "byName"), ("error", "set", None),
+                     ("respond", "get", "byId"), ("signal", "changed", "color"),
+                     ("signal", "tick", None)]
+    respond = c.states[1].transitions[0]
+    first_if = respond.action.statements[0]
+    assert isinstance(first_if, S.IfStatement)
+    assert isinstance(first_if.otherwise, S.IfStatement)         # else if
+    assert isinstance(first_if.otherwise.then, S.Assignment)
+    assert isinstance(first_if.otherwise.otherwise, S.Block)
+    assert respond.action.statements[1].otherwise is None
+    error_guard = c.states[1].transitions[1].guard
+    assert isinstance(error_guard.left, S.CurrentError)
+    assert isinstance(error_guard.right, S.ErrorDefRef) and error_guard.right.name == "DENIED"
+    assign = c.states[0].transitions[1].action.statements[1]
+    assert (assign.target.name, assign.target.fields[0][0]) == ("last", "x")
+    assert [t.name for t in device.types] == ["Failure", "Local"]      # after the contract
+
+
 def test_locations_point_at_names():
     f = parse_fidl("package p\ninterface I {\n  attribute Int32 speed\n}\n", "x.fidl")
     attr = f.interfaces[0].attributes[0]
@@ -159,6 +259,22 @@ def test_commonapi_examples_parse_and_resolve():
                         "'package', annotation '<** ... **>'"),
     ('package a typeCollection T { const String S = "a\\q" }',
      "x.fidl:1:47: error: unknown escape '\\q' in string"),
+    # what never ends is reported where it starts (not as a bare '/')
+    ("package a\ntypeCollection T {\n  typedef A is Int8 /* open\n}\n",
+     "x.fidl:3:21: error: unterminated comment"),
+    ("package a\n/* closed */ typeCollection T { } /* open",
+     "x.fidl:2:35: error: unterminated comment"),
+    ('package a\ntypeCollection T {\n  const String S = "abc\n}\n',
+     "x.fidl:3:20: error: unterminated string"),
+    ("package a\ntypeCollection T { const String S = 'it\\'s\n}\n",
+     "x.fidl:2:37: error: unterminated string"),
+    ('package a\ntypeCollection T { const String S = "a /* b" }\n'
+     'typeCollection U { const String S = "c\n',
+     "x.fidl:3:37: error: unterminated string"),
+    ("package a\n<** @description: never closed\ninterface I { }\n",
+     "x.fidl:2:1: error: unterminated annotation"),
+    ("package a\ninterface I {\n  <** @description: a ** > b\n  attribute Int8 x\n}\n",
+     "x.fidl:3:3: error: unterminated annotation"),
 ])
 def test_syntax_errors(text, message):
     with pytest.raises(GenError) as info:
@@ -186,6 +302,17 @@ def test_fdepl_parses_sections_and_values():
     assert (props["UpdateClass"].kind, props["UpdateClass"].value) == ("ident", "live")
     assert attr.items[-1].kind == "field" and attr.items[-1].name == "f"
     assert (props["Minimum"].loc.line, props["Minimum"].loc.column) == (3, 38)
+
+
+def test_fdepl_unterminated():
+    for text, message in [
+            ('define parambus.deployment for interface a.B {\n'
+             '  attribute v { Unit = "V }\n}\n', "d.fdepl:2:24: error: unterminated string"),
+            ('define parambus.deployment for interface a.B {\n /* x\n}\n',
+             "d.fdepl:2:2: error: unterminated comment")]:
+        with pytest.raises(GenError) as info:
+            parse_fdepl(text, "d.fdepl")
+        assert str(info.value) == message
 
 
 def test_fdepl_syntax_error():

@@ -9,7 +9,7 @@ Golden files are compared byte for byte; UPDATE_GOLDEN=1 rewrites them.
 import os
 from pathlib import Path
 
-from pbusgen import checks, loader, params, resolver
+from pbusgen import checks, deep, loader, params, resolver
 from pbusgen.errors import Diagnostics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,13 +18,17 @@ GOLDEN = ROOT / "tests" / "gen" / "golden"
 
 
 def build(path, interface=None, prefix=None, include=()):
-    """Run the stages up to the checked model; returns (model, diagnostics)."""
+    """Run the stages up to the checked model, as the command line does (in
+    deep.run's thread); returns (model, diagnostics)."""
     diag = Diagnostics()
-    sources = loader.load(str(path), list(include))
-    r = resolver.resolve(sources, diag)
-    model = params.build_model(r, sources, interface, prefix, diag)
-    checks.check(model)
-    return model, diag
+
+    def stages():
+        sources = loader.load(str(path), list(include))
+        r = resolver.resolve(sources, diag)
+        model = params.build_model(r, sources, interface, prefix, diag)
+        checks.check(model)
+        return model
+    return deep.run(stages), diag
 
 
 def write(directory: Path, files: dict) -> None:

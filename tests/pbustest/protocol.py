@@ -51,13 +51,28 @@ REPLY_OF = {HELLO: HELLO_REPLY, SCHEMA_GET: SCHEMA, GET: VALUES, SET: SET_REPLY,
             SERVICE_REGISTER: SERVICE_REGISTERED, SERVICE_UNREGISTER: SERVICE_UNREGISTERED,
             SERVICE_LOOKUP: SERVICE, SERVICE_UNWATCH: SERVICE_UNWATCHED}
 
+# docs/methods.md §3: the messages between a proxy and a method server
+# (its own socket, not pbusd's).
+CONNECT, CONNECTED, CALL, RETURN, BROADCAST_SUBSCRIBE, BROADCAST_SUBSCRIBED, BROADCAST_UNSUBSCRIBE, \
+    BROADCAST_UNSUBSCRIBED, BROADCAST = range(27, 36)
+CALL_NAMES = {CONNECT: "CONNECT", CONNECTED: "CONNECTED", CALL: "CALL", RETURN: "RETURN",
+              BROADCAST_SUBSCRIBE: "BROADCAST_SUBSCRIBE", BROADCAST_SUBSCRIBED: "BROADCAST_SUBSCRIBED",
+              BROADCAST_UNSUBSCRIBE: "BROADCAST_UNSUBSCRIBE",
+              BROADCAST_UNSUBSCRIBED: "BROADCAST_UNSUBSCRIBED", BROADCAST: "BROADCAST",
+              ERROR: "ERROR", PING: "PING", PONG: "PONG"}
+CALL_REQUESTS = {CONNECT, CALL, BROADCAST_SUBSCRIBE, BROADCAST_UNSUBSCRIBE, PING}
+CALL_REPLY_OF = {CONNECT: CONNECTED, CALL: RETURN, BROADCAST_SUBSCRIBE: BROADCAST_SUBSCRIBED,
+                 BROADCAST_UNSUBSCRIBE: BROADCAST_UNSUBSCRIBED, PING: PONG}
+NO_REPLY = 1  # CALL flags: fireAndForget
+
 # §5: error codes (negated Linux errno numbers).
 EPERM, ENOENT, EIO, ENOMEM, EACCES, EBUSY, EINVAL, EMFILE, ERANGE = -1, -2, -5, -12, -13, -16, -22, -24, -34
 EPROTO, EUSERS, EMSGSIZE, EPROTONOSUPPORT, EADDRINUSE, ESTALE = -71, -87, -90, -93, -98, -116
+ENOSYS = -38
 ERRNAMES = {EPERM: "EPERM", ENOENT: "ENOENT", EIO: "EIO", ENOMEM: "ENOMEM", EACCES: "EACCES", EBUSY: "EBUSY",
             EINVAL: "EINVAL", EMFILE: "EMFILE", ERANGE: "ERANGE", EPROTO: "EPROTO", EUSERS: "EUSERS",
             EMSGSIZE: "EMSGSIZE", EPROTONOSUPPORT: "EPROTONOSUPPORT", EADDRINUSE: "EADDRINUSE",
-            ESTALE: "ESTALE"}
+            ESTALE: "ESTALE", ENOSYS: "ENOSYS"}
 
 # §2: value record status.
 STATUS = ["ok", "minor", "major", "invalid"]
@@ -249,6 +264,21 @@ def encode_body(type_, f):
     if type_ == SERVICE:
         return (_str(f["address"]) + p("<IIIII", f["available"], f["major"], f["minor"], f["pid"], f["uid"])
                 + _str(f["endpoint"]))
+    if type_ == CONNECT:
+        return (p("<II", f["min_version"], f["max_version"]) + _str(f["interface"])
+                + p("<II", f["major"], f["minor"]) + _str(f["client_name"]))
+    if type_ == CONNECTED:
+        return p("<IIIII", f["version"], f["major"], f["minor"], f["max_frame"], f["server_pid"])
+    if type_ == CALL:
+        return p("<HH", f["method"], f["flags"]) + bytes(f["args"])
+    if type_ == BROADCAST:
+        return p("<HH", f["broadcast"], f["flags"]) + bytes(f["args"])
+    if type_ == RETURN:
+        return bytes(f["args"])
+    if type_ in (BROADCAST_SUBSCRIBE, BROADCAST_UNSUBSCRIBE):
+        return p("<H", f["broadcast"])
+    if type_ in (BROADCAST_SUBSCRIBED, BROADCAST_UNSUBSCRIBED):
+        return b""
     raise ValueError(f"no message type {type_}")
 
 
@@ -316,6 +346,31 @@ def decode_body(type_, body):
             raise ProtocolError(f"SERVICE available {f['available']} (0 or 1)")
         if not f["available"] and (f["major"] or f["minor"] or f["pid"] or f["uid"] or f["endpoint"]):
             raise ProtocolError("SERVICE not available, with a version, pid, uid or endpoint")
+    elif type_ == CONNECT:
+        f["min_version"], f["max_version"] = r.u32("min_version"), r.u32("max_version")
+        f["interface"], f["major"], f["minor"] = r.str("interface"), r.u32("major"), r.u32("minor")
+        f["client_name"] = r.str("client_name")
+        if not f["interface"] or len(f["interface"].encode()) > 255:
+            raise ProtocolError("CONNECT interface is not 1 to 255 bytes")
+        if len(f["client_name"].encode()) > 64:
+            raise ProtocolError("CONNECT client_name is longer than 64 bytes")
+    elif type_ == CONNECTED:
+        for k in ("version", "major", "minor", "max_frame", "server_pid"):
+            f[k] = r.u32(k)
+        if f["max_frame"] < HEADER_SIZE:
+            raise ProtocolError(f"CONNECTED max_frame {f['max_frame']} is below the header")
+    elif type_ in (CALL, BROADCAST):
+        key = "method" if type_ == CALL else "broadcast"
+        f[key], f["flags"] = r.fmt("H", key), r.fmt("H", "flags")
+        if f["flags"] & ~(NO_REPLY if type_ == CALL else 0):
+            raise ProtocolError(f"{NAMES.get(type_, CALL_NAMES[type_])} flags {f['flags']:#x}")
+        f["args"] = r.take(len(r.data) - r.pos, "args")
+    elif type_ == RETURN:
+        f["args"] = r.take(len(r.data), "args")
+    elif type_ in (BROADCAST_SUBSCRIBE, BROADCAST_UNSUBSCRIBE):
+        f["broadcast"] = r.fmt("H", "broadcast")
+    elif type_ in (BROADCAST_SUBSCRIBED, BROADCAST_UNSUBSCRIBED):
+        pass
     else:
         raise ProtocolError(f"unknown message type {type_}")
     r.end()

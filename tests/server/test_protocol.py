@@ -37,6 +37,7 @@ import pytest
 from pbustest import protocol as P
 from pbustest.check import TIMEOUT, Failure, check
 from pbustest.daemon import Daemon
+from pbustest.vectors import fields_from_json, load_vectors
 from pbustest.secutil import TEST_GROUP, TEST_USER
 from pbustest.server import (FIXTURE, WAIT, ServerContext, Witness, decode, drain_notifies, expect_closed,
                              expect_error, expect_reply, has, hostile, read_frame, request_error, send_raw,
@@ -89,62 +90,15 @@ needs_server = pytest.mark.usefixtures("server")
 
 # --- The vectors ----------------------------------------------------------------
 
-def load_vectors():
-    entries, cur = [], None
-    with open(VECTORS, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if line.startswith("#"):
-                continue
-            if not line:
-                cur = None
-                continue
-            key, _, rest = line.partition(" ")
-            if key == "frame":
-                cur = {"name": rest, "hex": "", "line": n}
-                entries.append(cur)
-            elif cur is None:
-                raise Failure(f"{VECTORS}:{n}: {key} outside an entry")
-            elif key == "hex":
-                cur["hex"] += rest.replace(" ", "")
-            elif key in ("fields", "typed"):
-                cur[key] = json.loads(rest)
-            elif key in ("kind", "note"):
-                cur[key] = rest
-            elif key == "type":
-                num, name = rest.split(" ")
-                cur["type"], cur["type_name"] = int(num), name
-            elif key == "id":
-                cur["id"] = int(rest)
-            else:
-                raise Failure(f"{VECTORS}:{n}: unknown key {key!r}")
-    for e in entries:
-        e["bytes"] = bytes.fromhex(e["hex"])
-    return entries
-
-
 def service_address(ctx, address):
     """A vector's service address with ctx's instance as its registry."""
     return address.replace("local:psu", "local:" + ctx.instance, 1)
 
 
-def fields_from_json(type_, j):
-    """A vector's JSON fields as protocol.py's dict (bytes from hex)."""
-    f = dict(j)
-    if "schema_hash" in f:
-        f["schema_hash"] = int(f["schema_hash"], 16)
-    if "data" in f:
-        f["data"] = bytes.fromhex(f["data"])
-    for key in ("values", "writes"):
-        if key in f:
-            f[key] = [dict(v, value=bytes.fromhex(v["value"])) for v in f[key]]
-    return f
-
-
 # --- The tests ------------------------------------------------------------------
 
 def test_vectors_codec(ctx):
-    entries = load_vectors()
+    entries = load_vectors(VECTORS)
     names = set()
     seen_types = set()
     for e in entries:
@@ -209,7 +163,7 @@ def test_vectors_codec(ctx):
 def test_vectors_server(ctx):
     # Every request vector, as is, in file order on one connection; the
     # reply has the type (and shape) of the reply vector with the same id.
-    entries = load_vectors()
+    entries = load_vectors(VECTORS)
     replies = {e["id"]: e for e in entries if e["kind"] == "reply"}
     with ctx.connect(hello=False) as c:
         sub = None

@@ -12,9 +12,9 @@
  * The loop is embedded, not run: its one descriptor, pbus_loop_fd(), is
  * polled beside a signalfd of SIGINT and SIGTERM, so a signal ends the
  * program between two dispatch rounds and nothing runs in a signal handler
- * (pbus_loop_quit() from a handler would work too, but only once
- * pbus_loop_run() has started, and rpc.h promises it to threads, not to
- * handlers).
+ * (pbus_loop_quit() is an atomic store and a write() to an eventfd, which
+ * a handler could do, but rpc.h promises it to threads and callbacks, not
+ * to signal handlers).
  */
 #include <errno.h>
 #include <getopt.h>

@@ -11,7 +11,7 @@ PYTHON    := $(VENV)/bin/python
 PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps venv build build-asan build-tsan demo demo-hw test test-quick bench bench-quick \
+.PHONY: all deps venv build build-asan build-tsan demo demo-hw calculator test test-quick bench bench-quick \
         install format clean help
 
 all: build
@@ -19,6 +19,7 @@ all: build
 help:
 	@echo "make demo         build and run the demo power supply (Ctrl-C stops it)"
 	@echo "make demo-hw      the demo bound to GPIO, I2C and PWM devices, in the test VM"
+	@echo "make calculator   build and run the Calculator: methods and broadcasts, server and client"
 	@echo "make test         build everything (plain, ASan/UBSan, TSan) and run every test"
 	@echo "make test-quick   the plain build's tests only (no sanitizers, fuzzers or VM)"
 	@echo "make bench        run the benchmarks (results in $(BUILD)/bench/)"
@@ -48,6 +49,11 @@ build-tsan: venv $(BUILD)/tsan/build.ninja
 
 demo: build
 	@examples/psu/run-demo $(BUILD)/dev
+
+# Methods and broadcasts: the Common API C Calculator example (pbusd as the
+# registry, the server, one run of the client; examples/calculator/).
+calculator: build
+	@examples/calculator/run $(BUILD)/dev
 
 # The demo bound to hardware: runs in the test VM (docs/hardware-guide.md).
 demo-hw: build

@@ -47,3 +47,37 @@ function(pbus_generate_schema name fdepl)
     VERBATIM)
   add_custom_target(${name}-schema ALL DEPENDS ${out}/${name}.pbs)
 endfunction()
+
+# pbus_generate_rpc(NAME INPUT PREFIX [INTERFACE FQN]): the methods and
+# broadcasts of a Franca interface (INPUT: its .fidl, or a .fdepl that
+# deploys it, for CallableBy), compiled at build time by pbus-gen
+# --rpc-header/--rpc-source into NAME-rpc.h / NAME-rpc.c in the current
+# binary dir (docs/generator.md, "Methods and broadcasts"), and a library
+# target NAME-rpc holding the client (PREFIX_client_<Iface>_*), the server
+# (PREFIX_server_<Iface>_*) and the codec of the argument types. Linking
+# NAME-rpc brings its header's folder and libparambus with it. INTERFACE
+# picks the interface when INPUT holds several. The registry (a pbusd) needs
+# a schema; for an interface without attributes, pbus_generate_schema() of
+# the same INPUT gives one with no parameters.
+function(pbus_generate_rpc name input prefix)
+  cmake_parse_arguments(PARSE_ARGV 3 G "" "INTERFACE" "")
+  if(G_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "pbus_generate_rpc(${ARGV}): unexpected ${G_UNPARSED_ARGUMENTS}")
+  endif()
+  _pbus_gen_depends(${input} depends)
+  set(out ${CMAKE_CURRENT_BINARY_DIR})
+  set(select)
+  if(G_INTERFACE)
+    set(select --interface ${G_INTERFACE})
+  endif()
+  add_custom_command(
+    OUTPUT ${out}/${name}-rpc.h ${out}/${name}-rpc.c
+    COMMAND ${PBUS_PYTHON} -m pbusgen --prefix ${prefix} ${select}
+            --rpc-header ${out}/${name}-rpc.h --rpc-source ${out}/${name}-rpc.c ${input}
+    DEPENDS ${depends}
+    COMMENT "pbus-gen --rpc ${input}"
+    VERBATIM)
+  add_library(${name}-rpc STATIC ${out}/${name}-rpc.c)
+  target_include_directories(${name}-rpc PUBLIC ${out})
+  target_link_libraries(${name}-rpc PUBLIC parambus)
+endfunction()

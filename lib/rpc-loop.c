@@ -369,10 +369,13 @@ PBUS_API int pbus_loop_dispatch(struct pbus_loop *loop, int timeout_ms)
 	return handled;
 }
 
+/* A quit is consumed when run returns, not forgotten when it starts: a
+ * pbus_loop_quit() from another thread that comes just before the loop
+ * thread enters pbus_loop_run() still ends it (as libuv's uv_stop() and
+ * sd-event's sd_event_exit() do). */
 PBUS_API int pbus_loop_run(struct pbus_loop *loop)
 {
-	atomic_store(&loop->quit, false);
-	while (!atomic_load(&loop->quit)) {
+	while (!atomic_exchange(&loop->quit, false)) {
 		int r = pbus_loop_dispatch(loop, -1);
 
 		if (r < 0)

@@ -79,7 +79,9 @@ PBUS_API int pbus_loop_fd(const struct pbus_loop *loop);
 PBUS_API int pbus_loop_dispatch(struct pbus_loop *loop, int timeout_ms);
 /* Dispatch until pbus_loop_quit(); returns 0, or dispatch's error. */
 PBUS_API int pbus_loop_run(struct pbus_loop *loop);
-/* Make pbus_loop_run() return (from any thread, or a callback). */
+/* Make pbus_loop_run() return (from any thread, or a callback); a quit
+ * that comes while the loop is not running makes its next run return at
+ * once. */
 PBUS_API void pbus_loop_quit(struct pbus_loop *loop);
 
 /* ======================================================================

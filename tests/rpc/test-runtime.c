@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <parambus/rpc.h>
@@ -794,6 +795,44 @@ static void no_allocation_per_call(void)
 #endif
 }
 
+/* --- the loop ------------------------------------------------------------------------- */
+
+static void *quit_after_50ms(void *loop)
+{
+	usleep(50000);
+	pbus_loop_quit(loop);
+	return NULL;
+}
+
+static int64_t elapsed_ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* A quit that comes before the loop runs (another thread's, a moment too
+ * early) is not lost: the run returns at once (the watchdog catches a
+ * hang). It is consumed: the next run waits for the next quit. */
+static void loop_quit_before_run(void)
+{
+	struct pbus_loop *loop;
+	struct timespec start;
+	pthread_t tid;
+
+	REQUIRE_EQ(pbus_loop_new(&loop), 0);
+	pbus_loop_quit(loop);
+	CHECK_EQ(pbus_loop_run(loop), 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	REQUIRE_EQ(pthread_create(&tid, NULL, quit_after_50ms, loop), 0);
+	CHECK_EQ(pbus_loop_run(loop), 0);
+	CHECK_MSG(elapsed_ms_since(&start) >= 45, "the second run returned after %lld ms, before its quit",
+		  (long long)elapsed_ms_since(&start));
+	pthread_join(tid, NULL);
+	pbus_loop_free(loop);
+}
+
 /* --- main ------------------------------------------------------------------------------ */
 
 static void *loop_thread(void *p)
@@ -834,6 +873,7 @@ int main(int argc, char **argv)
 		return 1;
 	pthread_create(&loop_tid, NULL, loop_thread, client_loop);
 
+	RUN_CASE(loop_quit_before_run);
 	RUN_CASE(calls_over_the_socket);
 	RUN_CASE(fire_and_forget);
 	RUN_CASE(timeouts);

@@ -104,7 +104,8 @@ void e03_methods_client_E03Methods_on_availability(struct e03_methods_client_E03
 void e03_methods_client_E03Methods_set_timeout(struct e03_methods_client_E03Methods *client, int timeout_ms);
 
 /*
- * foo (method 0) * Returns 0 with *error and the out-arguments set, or a negative errno:
+ * foo (method 0)
+ * Returns 0 with *error and the out-arguments set, or a negative errno:
  * -ETIMEDOUT, -ENOTCONN, -ECONNRESET, -EPERM (not callable by this
  * process), -ENOSYS, -EPROTO, -EINVAL (an argument without encoding) or
  * the server function's own error (pbus_rpc_last_error() says more).

@@ -75,8 +75,8 @@ class Calculator:
     schema) and the example's server, registered there."""
 
     def __init__(self, ctx):
-        server = os.path.join(ctx.build.dir, "examples", "calculator", "calc-server")
-        ctx.build.require(server)
+        server = os.path.join(ctx.build, "examples", "calculator", "calculator-server")
+        check(os.access(server, os.X_OK), f"{server} not built")
         self.ctx = ctx
         self.daemon = ctx.start_server(instance="calculator")
         env = dict(os.environ, PBUS_SOCKET_DIR=self.daemon.sock_dir)
@@ -92,8 +92,9 @@ class Calculator:
                 f = c.request(P.SERVICE_LOOKUP, {"address": self.address, "watch": 0})
                 if f["available"]:
                     return f
-                check(self.server.poll() is None, f"calc-server exited: {self.server.stderr.read()!r}")
-                check(time.monotonic() < deadline, "calc-server did not register")
+                if self.server.poll() is not None:
+                    raise Failure(f"calculator-server exited: {self.server.stderr.read()!r}")
+                check(time.monotonic() < deadline, "calculator-server did not register")
                 time.sleep(0.02)
         finally:
             c.close()
@@ -129,7 +130,8 @@ def read_frame(s, reader):
 @pytest.fixture(scope="module")
 def ctx(pbus_build, pbus_tmp, pbus_daemons, pbus_instances, pbus_verbose):
     schema = os.path.join(pbus_build.dir, "examples", "calculator", "calculator.pbs")
-    pbus_build.require(pbus_build.pbusd, schema)
+    pbus_build.require(pbus_build.pbusd)
+    check(os.path.exists(schema), f"{schema} not built")
     ctx = ServerContext(pbus_build, pbus_tmp, pbus_daemons, pbus_instances, fixture=schema,
                         verbose=pbus_verbose)
     yield ctx

@@ -549,7 +549,14 @@ static int parse_text(struct parser *ps, const char *text, size_t length)
 			if (r == 0)
 				r = parse_enum_record(ps, tok, ntok);
 		} else if (!strcmp(tok[0], "param")) {
-			r = parse_param_record(ps, tok, ntok);
+			if (s->type_count || s->method_count || s->broadcast_count)
+				r = fail(ps, "param record after a type, method or broadcast record");
+			else
+				r = parse_param_record(ps, tok, ntok);
+		} else if (!strcmp(tok[0], "type") || !strcmp(tok[0], "method") ||
+			   !strcmp(tok[0], "broadcast")) {
+			r = pbus_schema_rpc_record(s, tok, ntok, ps->error, ps->error_size, ps->source,
+						   ps->line);
 		} else {
 			r = fail(ps, "unknown record '%s'", tok[0]);
 		}
@@ -561,6 +568,8 @@ static int parse_text(struct parser *ps, const char *text, size_t length)
 		r = fail(ps, "no interface record");
 	if (r == 0)
 		r = refuse_duplicate_names(ps);
+	if (r == 0)
+		r = pbus_schema_rpc_finish(s, ps->error, ps->error_size, ps->source);
 	return r;
 }
 
@@ -657,6 +666,7 @@ void pbus_schema_free(struct pbus_schema *schema)
 	free(schema->enums);
 	free(schema->params);
 	free(schema->interface);
+	pbus_schema_rpc_free(schema);
 	free(schema);
 }
 

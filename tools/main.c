@@ -17,7 +17,7 @@ static const struct tool_command *const commands[] = {
 	&tool_command_list, &tool_command_get,  &tool_command_set,
 	&tool_command_watch, &tool_command_dump, &tool_command_info,
 	&tool_command_stat,  &tool_command_gpio, &tool_command_i2c,
-	&tool_command_spi,
+	&tool_command_spi,   &tool_command_call, &tool_command_listen,
 };
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
 

@@ -53,6 +53,8 @@ extern const struct tool_command tool_command_stat;
 extern const struct tool_command tool_command_gpio;
 extern const struct tool_command tool_command_i2c;
 extern const struct tool_command tool_command_spi;
+extern const struct tool_command tool_command_call;
+extern const struct tool_command tool_command_listen;
 
 /* The symbolic name of a negative errno ("ENXIO"), for hardware errors
  * whose code the user will look up; "error" if unknown. */

@@ -132,7 +132,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         model = params.build_model(resolved, sources, args.interface, args.prefix, diag,
                                    with_parameters=with_params)
         checks.check(model)
-        return model, (rpc.build(model) if rpc_out else None)
+        if rpc_out:
+            return model, rpc.build(model)
+        # The compiled schema carries the methods and broadcasts too
+        # (docs/schema-format.md): the same numbering and types, without
+        # the C names' checks when no C of them is written.
+        itf = model.interface
+        if table_out and (itf.all_methods() or itf.all_broadcasts()):
+            return model, rpc.build(model, check_names=False)
+        return model, None
 
     try:
         model, rpc_model = deep.run(front_and_middle)
@@ -147,7 +155,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
 
     outputs = []
-    if rpc_model is not None:
+    if rpc_model is not None and rpc_out:
         rpc_header_name = os.path.basename(args.rpc_header) if args.rpc_header \
             else f"{model.c.prefix}-rpc.h"
         header, source, types = emit_rpc.render(rpc_model, rpc_header_name,
@@ -160,7 +168,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             outputs.append((args.rpc_types_source, types))
     if not table_out:
         return _write(outputs)
-    schema_text = emit_schema.render(model)
+    itf = model.interface
+    schema_text = emit_schema.render(
+        model, rpc_model if (itf.all_methods() or itf.all_broadcasts()) else None)
     if args.schema:
         outputs.append((args.schema, schema_text))
     if args.c_header or args.c_source:

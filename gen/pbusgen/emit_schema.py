@@ -7,9 +7,10 @@ in the shortest form that reads back to the same value (C strtod/strtoll
 syntax).
 """
 
-from typing import Any, List
+from typing import Any, List, Optional
 
 from .model import EnumValue, HwBinding, Model, Parameter
+from .rpc import RpcArg, RpcModel, RpcType
 
 FORMAT_VERSION = 1
 FNV_OFFSET = 0xcbf29ce484222325
@@ -135,8 +136,61 @@ def banner(model: Model) -> str:
             " - do not edit")
 
 
-def render(model: Model) -> str:
-    """The whole .pbs file."""
+def _type(t: RpcType) -> str:
+    """A `type` record: a named type that an argument uses."""
+    tokens = ["type", encode(t.fqn)]
+    if t.kind == "enum":
+        tokens += ["enum", "i64" if t.put == "i64" else "i32"]
+        tokens += [f"{encode(name)}={value}" for name, value in t.labels]
+    elif t.kind in ("struct", "poly", "union"):
+        tokens.append("union" if t.kind == "union" else "struct")
+        if t.base_fqn:
+            tokens.append(f"base={encode(t.base_fqn)}")
+        if t.kind == "poly":
+            tokens.append(f"tag={t.type_tag}")
+        tokens += [f"{f.name}:{encode(f.type.ref)}" for f in t.fields]
+    elif t.kind == "array":
+        tokens += ["array", encode(t.element.ref)]
+    elif t.kind == "map":
+        tokens += ["map", encode(t.key.ref), encode(t.value.ref)]
+    else:
+        raise AssertionError(t.kind)
+    return " ".join(tokens)
+
+
+def _args(key: str, args: List[RpcArg]) -> List[str]:
+    if not args:
+        return []
+    return [f"{key}=" + ",".join(f"{a.name}:{encode(a.type.ref)}" for a in args)]
+
+
+def _rpc(rm: RpcModel) -> List[str]:
+    """The type, method and broadcast records (after the param records)."""
+    lines = [_type(t) for t in rm.named if t.fqn]
+    for m in rm.methods:
+        tokens = ["method", encode(m.name)] + _args("in", m.in_args) + _args("out", m.out_args)
+        if m.error is not None:
+            tokens.append(f"error={encode(m.error.ref)}")
+        if m.fire_and_forget:
+            tokens.append("flags=fireAndForget")
+        if m.callable_by is not None:
+            tokens.append(f"group={encode(m.callable_by)}")
+        if m.desc:
+            tokens.append(f"desc={encode(m.desc)}")
+        lines.append(" ".join(tokens))
+    for b in rm.broadcasts:
+        tokens = ["broadcast", encode(b.name)] + _args("out", b.args)
+        if b.selective:
+            tokens.append("flags=selective")
+        if b.desc:
+            tokens.append(f"desc={encode(b.desc)}")
+        lines.append(" ".join(tokens))
+    return lines
+
+
+def render(model: Model, rpc_model: Optional[RpcModel] = None) -> str:
+    """The whole .pbs file; with the methods and broadcasts of @rpc_model
+    (rpc.build() of the same model) when the interface has any."""
     itf = model.interface
     lines: List[str] = [
         banner(model),
@@ -148,4 +202,6 @@ def render(model: Model) -> str:
                               [f"{encode(x.name)}={x.value}" for x in e.enumerators]))
     for p in model.parameters:
         lines.append(_param(p))
+    if rpc_model is not None:
+        lines += _rpc(rpc_model)
     return "\n".join(lines) + "\n"

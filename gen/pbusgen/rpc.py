@@ -32,6 +32,14 @@ _BASIC = {
     "ByteBuffer": ("bytes", "struct pbus_rpc_bytes", "", 4),
 }
 
+# Franca basic type -> its token in the compiled schema
+_SCHEMA_BASIC = {
+    "Boolean": "bool", "Int8": "int8", "UInt8": "uint8", "Int16": "int16",
+    "UInt16": "uint16", "Int32": "int32", "UInt32": "uint32", "Int64": "int64",
+    "UInt64": "uint64", "Float": "float", "Double": "double", "String": "string",
+    "ByteBuffer": "bytes",
+}
+
 # Identifiers a Franca name may not take in the generated C: C11 and C++
 # keywords (the header is C++-clean), the names <stdbool.h>, <stdint.h>,
 # <stddef.h> and <errno.h> define, and the fixed parameter names of the
@@ -109,6 +117,28 @@ class RpcType:
     tag_macro: str = ""     # poly: PSU_X_TYPE_TAG
     concrete: List["RpcType"] = field(default_factory=list)  # poly: self, then subtypes
     empty: bool = False     # a struct without members in C (gets a placeholder)
+    # What the compiled schema's type records say (emit_schema.py):
+    int_lower: Optional[int] = None     # integer: Franca's bounds, None for minInt/maxInt
+    int_upper: Optional[int] = None
+    labels: List[Tuple[str, int]] = field(default_factory=list)  # enum: Franca labels
+    base_fqn: str = ""      # struct, union: the type it extends
+    basic: str = ""         # a basic type: its schema token (int16, string, ...)
+
+    @property
+    def ref(self) -> str:
+        """How the compiled schema names this type (docs/schema-format.md,
+        "Type references")."""
+        if self.basic:
+            return self.basic
+        if self.kind == "integer":
+            if self.int_lower is None and self.int_upper is None:
+                return "integer"
+            lo = "" if self.int_lower is None else str(self.int_lower)
+            hi = "" if self.int_upper is None else str(self.int_upper)
+            return f"integer:{lo}:{hi}"
+        if self.kind == "array" and not self.fqn:
+            return self.element.ref + "[]"
+        return self.fqn
 
     @property
     def named(self) -> bool:
@@ -204,6 +234,7 @@ class RpcModel:
     methods: List[RpcMethod]
     broadcasts: List[RpcBroadcast]
     source_files: List[str]
+    named: List[RpcType] = field(default_factory=list)  # every named type, in the order met
 
 
 class _Builder:
@@ -258,7 +289,7 @@ class _Builder:
             kind, c_type, put, size = _BASIC[u.name]
             in_type = {"string": "const char *"}.get(kind, c_type)
             r = RpcType(kind, c_type, in_type, put=put, min_size=size,
-                        var=kind in ("string", "bytes"))
+                        var=kind in ("string", "bytes"), basic=_SCHEMA_BASIC[u.name])
             self.types[key] = r
             return r
         if isinstance(u, IntegerType):
@@ -267,7 +298,7 @@ class _Builder:
             unsigned = lo >= 0 and hi > INT64_MAX
             c_type = "uint64_t" if unsigned else "int64_t"
             r = RpcType("integer", c_type, c_type, put="u64" if unsigned else "i64",
-                        min_size=8)
+                        min_size=8, int_lower=u.lower, int_upper=u.upper)
             lit = "UINT64_C" if unsigned else "INT64_C"
             if lo > (0 if unsigned else INT64_MIN):
                 r.lo = f"{lit}({lo})"
@@ -280,7 +311,8 @@ class _Builder:
         if isinstance(u, StructType):
             return self._struct(key, u)
         if isinstance(u, UnionType):
-            r = RpcType("union", "", "", fqn=u.fqn, desc=u.desc or "", loc=u.loc)
+            r = RpcType("union", "", "", fqn=u.fqn, desc=u.desc or "", loc=u.loc,
+                        base_fqn=u.base.fqn if u.base is not None else "")
             self._name(r, self.stem_of(u.fqn, u.name))
             self._aggregate(r)
             self.types[key] = r
@@ -336,7 +368,8 @@ class _Builder:
                                   "of it can be sent")
         wide = any(not -2**31 <= e.value < 2**31 for e in u.enumerators)
         r = RpcType("enum", "", "", put="i64" if wide else "i32",
-                    min_size=8 if wide else 4, fqn=u.fqn, desc=u.desc or "", loc=u.loc)
+                    min_size=8 if wide else 4, fqn=u.fqn, desc=u.desc or "", loc=u.loc,
+                    labels=[(e.name, e.value) for e in u.enumerators])
         if u.c_type:    # a parameter's enumeration too: the table back end's names
             stem = u.c_type[len(self.prefix) + 1:]
             self._name(r, stem)
@@ -362,7 +395,8 @@ class _Builder:
     def _struct(self, key, u: StructType) -> RpcType:
         poly = self._root(u) is not None
         r = RpcType("poly" if poly else "struct", "", "", fqn=u.fqn,
-                    desc=u.desc or "", loc=u.loc, var=poly)
+                    desc=u.desc or "", loc=u.loc, var=poly,
+                    base_fqn=u.base.fqn if u.base is not None else "")
         self._name(r, self.stem_of(u.fqn, u.name))
         self.types[key] = r
         if poly:
@@ -473,8 +507,10 @@ def _arg(b: _Builder, a) -> RpcArg:
     return RpcArg(a.name, b.get(a.type), a.desc or "", a.loc)
 
 
-def build(model: Model) -> RpcModel:
-    """The methods, broadcasts and their types of model.interface, named."""
+def build(model: Model, check_names: bool = True) -> RpcModel:
+    """The methods, broadcasts and their types of model.interface, named.
+    check_names: refuse names that would clash in the generated C (not
+    needed when only the compiled schema is written)."""
     itf = model.interface
     b = _Builder(model)
     p, up = b.prefix, b.upper
@@ -534,8 +570,9 @@ def build(model: Model) -> RpcModel:
                   types=[t for k, t in items if k == "type"], enums=enums,
                   structs=[t for t in b.named if t.kind != "enum"], items=items,
                   methods=methods, broadcasts=broadcasts,
-                  source_files=model.source_files)
-    _check(rm, model)
+                  source_files=model.source_files, named=list(b.named))
+    if check_names:
+        _check(rm, model)
     return rm
 
 

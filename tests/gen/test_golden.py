@@ -151,7 +151,7 @@ def test_generated_c_runs_against_libparambus(tmp_path):
     subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-I", str(ROOT / "include"),
                     "-I", str(ROOT / "lib"), "-I", str(tmp_path),
                     str(Path(__file__).parent / "c" / "run_alltypes.c"), str(paths["c"]),
-                    *map(str, LIB_SOURCES), "-o", str(exe), "-lpthread", "-lm"],
+                    *map(str, LIB_SOURCES), "-o", str(exe), "-lpthread", "-lm", "-ljansson"],
                    check=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout == "ok\n", r.stderr

@@ -32,6 +32,16 @@ static const char *const seeds[] = {
 	"param u uint64 min=1 max=18446744073709551615\n",
 	"# banner\npbus-schema 1\ninterface x.Y 1.0\nparam a bool default=true\nparam b.c float max=2\n"
 	"param d int8[] count=3 min=-1 max=1 default=\n",
+	/* methods, broadcasts and their types (schema-rpc.c) */
+	"pbus-schema 1\ninterface a.I 1.0\nparam p bool\n"
+	"type a.I.L enum i32 LOW=-3 HIGH=2147483647\n"
+	"type a.I.S struct tag=1402927182 name:string\n"
+	"type a.I.P struct x:int32 y:integer:-5:5 z:a.I.L[] m:a.I.M u:a.I.U\n"
+	"type a.I.U union n:int32 w:string p:a.I.P[]\n"
+	"type a.I.M map string a.I.N\ntype a.I.N array bytes\n"
+	"method m in=a:a.I.P,b:uint64 out=c:a.I.U error=a.I.L group=g\n"
+	"method f:sel in=x:integer::10 flags=fireAndForget\n"
+	"broadcast b out=t:a.I.L,s:string[] flags=selective\n",
 };
 
 static uint64_t rng_state;
@@ -111,7 +121,7 @@ static void fuzz_loader(void)
 	rng_state = seed ? strtoull(seed, NULL, 0) : 0x5eed5eedu;
 	snprintf(instance, sizeof(instance), "fuzz-schema-%d", (int)getpid());
 	for (long i = 0; i < iterations; i++) {
-		const char *base = seeds[i % 2];
+		const char *base = seeds[i % (sizeof(seeds) / sizeof(seeds[0]))];
 		size_t len = strlen(base);
 		struct pbus_schema *s = NULL;
 		int r;

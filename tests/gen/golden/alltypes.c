@@ -47,7 +47,10 @@ const char all_types_schema_text[] =
 	"param derived.inner.invert bool flags=persistent class=constant\n"
 	"param derived.taps uint16[] count=8 default=1,2 flags=persistent class=rare\n"
 	"param range.low double default=0 class=setting\n"
-	"param range.high double default=6.28 class=setting\n";
+	"param range.high double default=6.28 class=setting\n"
+	"type org.example.alltypes.AllTypes.Mode enum i32 IDLE=0 RUN=10 SLEEP=11 TEST=32 CALIBRATE=33\n"
+	"method reset in=mode:org.example.alltypes.AllTypes.Mode flags=fireAndForget\n"
+	"broadcast changed out=count:uint32 flags=selective\n";
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif

@@ -37,7 +37,10 @@ const char psu_schema_text[] =
 	"param measured_current double unit=A flags=readonly class=live desc=Measured%20output%20current. hw=i2c-register hw-device=pbus-mock-i2c hw-address=72 hw-register=18 hw-width=16 hw-byte-order=big hw-signed=false hw-rate-hz=20 hw-scale=0.0001 hw-offset=0\n"
 	"param temperature float unit=degC min=-40 max=150 flags=readonly class=live desc=Heat-sink%20temperature. hw=i2c-register hw-device=pbus-mock-i2c hw-address=72 hw-register=20 hw-width=16 hw-byte-order=big hw-signed=true hw-rate-hz=2 hw-scale=0.00390625 hw-offset=0\n"
 	"param interlock_open bool default=false flags=readonly class=rare desc=The%20rear-panel%20safety%20interlock%20is%20open. hw=gpio-input hw-device=pbus-sim0 hw-line=A1 hw-active-low=false hw-bias=as-is hw-edges=both hw-debounce-us=0\n"
-	"param status_text string size=128 default= flags=readonly,nosubscriptions class=rare desc=Latest%20status%20or%20alarm%20message%2C%20empty%20when%20all%20is%20well.\n";
+	"param status_text string size=128 default= flags=readonly,nosubscriptions class=rare desc=Latest%20status%20or%20alarm%20message%2C%20empty%20when%20all%20is%20well.\n"
+	"type com.example.psu.PsuTypes.TripCause enum i32 NONE=0 OVER_VOLTAGE=1 OVER_CURRENT=2 OVER_TEMPERATURE=3\n"
+	"method clear_trip out=was_tripped:bool desc=Clear%20a%20protection%20trip;%20the%20output%20stays%20off.\n"
+	"broadcast tripped out=cause:com.example.psu.PsuTypes.TripCause,measured_voltage:double desc=Sent%20when%20a%20protection%20switches%20the%20output%20off.\n";
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif

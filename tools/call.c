@@ -327,6 +327,13 @@ static int run_listen(struct tool_context *context, int argc, char **argv)
 			goto out;
 		}
 	}
+	/* The subscriptions are in place (or wait for the server): say so,
+	 * once, for whoever waits for it (a script, a test). */
+	if (pbus_proxy_available(s.proxy)) {
+		tool_error("%s: listening", s.address);
+		s.announced = true;
+		s.was_available = true;
+	}
 	pbus_proxy_on_availability(s.proxy, availability, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "psu-rpc.h"
 #include "psu.h"
 
 #define PASS_DISSIPATION_C_PER_W 4.0  /* heat-sink rise per watt in the pass element */
@@ -59,6 +60,13 @@ struct model {
 	enum psu_output_state published_state;
 	enum psu_trip_cause published_cause;
 	char published_status[128];
+	/* For the methods: the last measured output voltage, the calibration
+	 * gain applied to it, and the protection switch to fire on a trip. */
+	double measured_voltage;
+	double gain;
+	bool interlock_open;
+	struct psu_server_PowerSupply *server;
+	struct psu *psu; /* the open instance (it changes when pbusd restarts) */
 };
 
 /* The measurements of one tick: the record of the prepared batch. */
@@ -98,6 +106,104 @@ static void trip(struct model *m, enum psu_trip_cause cause, const char *why)
 	m->cause = cause;
 	/* The reason is at most 80 bytes; the text fits the 128-byte parameter. */
 	snprintf(m->status, sizeof(m->status), "tripped: %.80s; cycle the output", why);
+	if (m->server)
+		psu_server_PowerSupply_fire_protectionTripped(m->server, cause, m->measured_voltage);
+}
+
+/* --- the methods (psu.fidl), served between ticks in the main thread --------- */
+
+static int do_clear_trip(struct psu_server_PowerSupply *server, const struct pbus_caller *caller,
+			 bool *was_tripped)
+{
+	struct model *m = psu_server_PowerSupply_userdata(server);
+
+	(void)caller;
+	*was_tripped = m->state == PSU_OUTPUT_STATE_TRIPPED;
+	if (*was_tripped) {
+		/* The output stays off until it is switched on again. */
+		int r = psu_set_output_enable(m->psu, false);
+
+		if (r < 0)
+			return r;
+		m->state = PSU_OUTPUT_STATE_OFF;
+		m->cause = PSU_TRIP_CAUSE_NONE;
+		m->status[0] = 0;
+	}
+	return 0;
+}
+
+static int do_calibrate(struct psu_server_PowerSupply *server, const struct pbus_caller *caller,
+			double reference, enum psu_calibrate_error *error, double *gain)
+{
+	struct model *m = psu_server_PowerSupply_userdata(server);
+	double raw = m->measured_voltage / m->gain;
+
+	(void)caller;
+	*gain = m->gain;
+	if (m->state != PSU_OUTPUT_STATE_ON || raw <= 0) {
+		*error = PSU_CALIBRATE_ERROR_OUTPUT_OFF;
+		return 0;
+	}
+	if (!isfinite(reference) || fabs(reference - raw) > 0.1 * raw) {
+		*error = PSU_CALIBRATE_ERROR_OUT_OF_RANGE;
+		return 0;
+	}
+	m->gain = reference / raw;
+	*gain = m->gain;
+	*error = PSU_CALIBRATE_ERROR_OK;
+	return 0;
+}
+
+static int do_self_test(struct psu_server_PowerSupply *server, const struct pbus_caller *caller,
+			enum psu_self_test_error *error, struct psu_self_test_report *report)
+{
+	struct model *m = psu_server_PowerSupply_userdata(server);
+	struct pbus_rpc_arena *arena = pbus_caller_arena(caller);
+	char **checks = pbus_rpc_arena_alloc(arena, 3 * sizeof(char *));
+	char line[96];
+
+	if (!checks)
+		return -ENOMEM;
+	report->reference_voltage = 2.5 + 0.0002 * noise();
+	report->temperature = (float)m->temperature;
+	snprintf(line, sizeof(line), "reference %.4f V: ok", report->reference_voltage);
+	checks[0] = pbus_rpc_arena_strdup(arena, line);
+	snprintf(line, sizeof(line), "heat sink %.1f degC: %s", m->temperature,
+		 m->temperature > OVER_TEMPERATURE_C ? "too hot" : "ok");
+	checks[1] = pbus_rpc_arena_strdup(arena, line);
+	checks[2] = pbus_rpc_arena_strdup(arena, m->interlock_open ? "interlock: open" : "interlock: closed");
+	if (!checks[0] || !checks[1] || !checks[2])
+		return -ENOMEM;
+	report->checks.items = checks;
+	report->checks.count = 3;
+	*error = m->interlock_open ? PSU_SELF_TEST_ERROR_INTERLOCK_OPEN
+		 : m->temperature > OVER_TEMPERATURE_C ? PSU_SELF_TEST_ERROR_OVER_TEMPERATURE
+						       : PSU_SELF_TEST_ERROR_PASSED;
+	report->passed = *error == PSU_SELF_TEST_ERROR_PASSED;
+	return 0;
+}
+
+static const struct psu_server_PowerSupply_impl methods = {
+	.clear_trip = do_clear_trip,
+	.calibrate = do_calibrate,
+	.selfTest = do_self_test,
+};
+
+/* Serve the methods at local:INSTANCE:<interface> on @loop; a failure is
+ * reported and the simulation goes on without them. */
+static struct psu_server_PowerSupply *serve_methods(const char *instance, struct model *m,
+						    struct pbus_loop *loop)
+{
+	struct pbus_rpc_options o = {.loop = loop};
+	struct psu_server_PowerSupply *server = NULL;
+	char address[PBUS_RPC_ADDRESS_MAX + 1];
+
+	snprintf(address, sizeof(address), "local:%s:%s", instance, psu_PowerSupply_interface.name);
+	if (psu_server_PowerSupply_new_with_options(address, &methods, m, &o, &server) < 0) {
+		fprintf(stderr, "psu-sim: methods not served: %s\n", pbus_rpc_last_error());
+		return NULL;
+	}
+	return server;
 }
 
 /* One tick of the model: read the settings, compute, publish (@measurements:
@@ -120,6 +226,7 @@ static int tick(struct psu *psu, struct pbus_batch *measurements, struct model *
 	psu_get_limits_voltage(psu, &vmax);
 	psu_get_limits_current(psu, &imax);
 	psu_get_output_enable(psu, &enabled);
+	psu_get_interlock_open(psu, &m->interlock_open);
 	vset = fmin(vset, vmax);
 	iset = fmin(iset, imax);
 
@@ -151,7 +258,9 @@ static int tick(struct psu *psu, struct pbus_batch *measurements, struct model *
 		}
 		v += 0.0005 * noise();
 		i += 0.0002 * noise();
+		v *= m->gain;
 	}
+	m->measured_voltage = v;
 	/* The linear regulator drops (30 V - v) at current i. */
 	m->temperature += (AMBIENT_C + PASS_DISSIPATION_C_PER_W * (30.0 - v) * i * 0.1 - m->temperature) *
 			  dt / THERMAL_TIME_CONSTANT_S;
@@ -216,7 +325,8 @@ int main(int argc, char **argv)
 {
 	struct psu *psu = NULL;
 	struct pbus_batch *measurements = NULL;
-	struct model m = {.temperature = AMBIENT_C, .state = PSU_OUTPUT_STATE_OFF};
+	struct model m = {.temperature = AMBIENT_C, .state = PSU_OUTPUT_STATE_OFF, .gain = 1.0};
+	struct pbus_loop *loop = NULL;
 	struct timespec next;
 	double rate = 1000.0, t = 0;
 	int64_t period_ns;
@@ -225,7 +335,9 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "--help") || argc > 3) {
 		printf("Usage: psu-sim INSTANCE [RATE_HZ]\n\n"
 		       "Simulate the demo bench power supply on instance INSTANCE (served by pbusd\n"
-		       "from psu.pbs): write its measurements RATE_HZ times a second (default 1000).\n");
+		       "from psu.pbs): write its measurements RATE_HZ times a second (default 1000),\n"
+		       "and serve its methods (clear_trip, calibrate, selfTest) and the broadcast\n"
+		       "protectionTripped at local:INSTANCE:com.example.psu.PowerSupply.\n");
 		return argc < 2 ? 2 : 0;
 	}
 	if (argc == 3 && ((rate = atof(argv[2])) < 1 || rate > 100000)) {
@@ -243,8 +355,15 @@ int main(int argc, char **argv)
 	}
 	if (start(psu, argv[1], &measurements) < 0)
 		return 1;
+	m.psu = psu;
+	if (pbus_loop_new(&loop) == 0)
+		m.server = serve_methods(argv[1], &m, loop);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!stop) {
+		/* Calls (and reconnects to pbusd, as a registered server) between
+		 * ticks, in this thread: the methods see the model as the ticks do. */
+		if (loop)
+			pbus_loop_dispatch(loop, 0);
 		r = tick(psu, measurements, &m, t, (double)period_ns / 1e9);
 		if (r == -ESTALE) {
 			/* pbusd stopped or restarted: wait for it (as long as it
@@ -269,6 +388,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			m.published = false;
+			m.psu = psu;
 			clock_gettime(CLOCK_MONOTONIC, &next);
 			continue;
 		}
@@ -286,6 +406,8 @@ int main(int argc, char **argv)
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
+	psu_server_PowerSupply_free(m.server);
+	pbus_loop_free(loop);
 	pbus_batch_free(measurements);
 	psu_close(psu);
 	return 0;

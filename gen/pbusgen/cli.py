@@ -128,7 +128,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         sources = loader.load(args.file, args.include)
         resolved = resolver.resolve(sources, diag)
         # Only the methods wanted: the attributes need not map to parameters.
-        with_params = bool(table_out) or args.check or not rpc_out
+        # A deployment makes the attributes parameters whatever is written,
+        # so that the types both back ends name get the same C names.
+        with_params = (bool(table_out) or args.check or not rpc_out
+                       or args.file.endswith(".fdepl"))
         model = params.build_model(resolved, sources, args.interface, args.prefix, diag,
                                    with_parameters=with_params)
         checks.check(model)

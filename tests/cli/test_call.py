@@ -6,6 +6,7 @@ code: it learns the methods and types from the schema.
 """
 import json
 import os
+import select
 import subprocess
 import time
 
@@ -155,11 +156,24 @@ def test_call_no_server(rig):
     check(r.rc == 5 and r.out == "" and r.err.startswith("pbus: ping: "), f"{r!r}")
 
 
+def wait_listening(p):
+    """Until `pbus listen` (@p) says on stderr that it listens."""
+    deadline = time.monotonic() + TIMEOUT
+    seen = b""
+    while b"listening" not in seen:
+        left = deadline - time.monotonic()
+        check(left > 0 and select.select([p.stderr], [], [], left)[0], f"pbus listen did not listen: {seen!r}")
+        chunk = os.read(p.stderr.fileno(), 4096)
+        check(chunk, f"pbus listen ended: {seen!r}")
+        seen += chunk
+    return seen
+
+
 def test_listen_survives_restart(rig):
     p = subprocess.Popen([rig.pbus, "listen", "-c", "4", "-w", str(TIMEOUT), rig.instance, "tick", "empty"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        time.sleep(0.5)   # no event to wait on: the subscription is inside pbus
+        early = wait_listening(p)
         reply(rig, "nothing")
         rig.server.kill()
         rig.server.wait()
@@ -170,6 +184,7 @@ def test_listen_survives_restart(rig):
             reply(rig, "nothing")
             time.sleep(0.3)
         out, err = p.communicate(timeout=TIMEOUT)
+        err = early + err
     finally:
         if p.poll() is None:
             p.kill()
@@ -185,7 +200,7 @@ def test_listen_broadcast_of_every_type(rig):
     p = subprocess.Popen([rig.pbus, "listen", "-c", "1", "-w", str(TIMEOUT), rig.instance, "changed"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        time.sleep(0.5)
+        wait_listening(p)
         reply(rig, "echo", json.dumps({"e": everything()}))
         out, err = p.communicate(timeout=TIMEOUT)
     finally:

@@ -444,5 +444,5 @@ def test_psu_example_model():
     vset = model.parameters[names.index("voltage_setpoint")]
     assert (vset.unit, vset.min, vset.max, vset.step, vset.persistent, vset.group) == (
         "V", 0, 30, 0.001, True, "instrument")
-    assert [m.name for m in model.interface.methods] == ["clear_trip"]
-    assert [b.name for b in model.interface.broadcasts] == ["tripped"]
+    assert [m.name for m in model.interface.methods] == ["clear_trip", "calibrate", "selfTest"]
+    assert [b.name for b in model.interface.broadcasts] == ["protectionTripped"]

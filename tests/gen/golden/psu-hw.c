@@ -38,9 +38,14 @@ const char psu_schema_text[] =
 	"param temperature float unit=degC min=-40 max=150 flags=readonly class=live desc=Heat-sink%20temperature. hw=i2c-register hw-device=pbus-mock-i2c hw-address=72 hw-register=20 hw-width=16 hw-byte-order=big hw-signed=true hw-rate-hz=2 hw-scale=0.00390625 hw-offset=0\n"
 	"param interlock_open bool default=false flags=readonly class=rare desc=The%20rear-panel%20safety%20interlock%20is%20open. hw=gpio-input hw-device=pbus-sim0 hw-line=A1 hw-active-low=false hw-bias=as-is hw-edges=both hw-debounce-us=0\n"
 	"param status_text string size=128 default= flags=readonly,nosubscriptions class=rare desc=Latest%20status%20or%20alarm%20message%2C%20empty%20when%20all%20is%20well.\n"
+	"type com.example.psu.PowerSupply.calibrateError enum i32 OK=0 OUTPUT_OFF=1 OUT_OF_RANGE=2\n"
+	"type com.example.psu.PowerSupply.SelfTestReport struct passed:bool reference_voltage:double temperature:float checks:string[]\n"
+	"type com.example.psu.PowerSupply.selfTestError enum i32 PASSED=0 INTERLOCK_OPEN=1 OVER_TEMPERATURE=2\n"
 	"type com.example.psu.PsuTypes.TripCause enum i32 NONE=0 OVER_VOLTAGE=1 OVER_CURRENT=2 OVER_TEMPERATURE=3\n"
-	"method clear_trip out=was_tripped:bool desc=Clear%20a%20protection%20trip;%20the%20output%20stays%20off.\n"
-	"broadcast tripped out=cause:com.example.psu.PsuTypes.TripCause,measured_voltage:double desc=Sent%20when%20a%20protection%20switches%20the%20output%20off.\n";
+	"method clear_trip out=was_tripped:bool group=instrument desc=Clear%20a%20protection%20trip;%20the%20output%20stays%20off.\n"
+	"method calibrate in=reference_voltage:double out=gain:double error=com.example.psu.PowerSupply.calibrateError group=instrument desc=Calibrate%20the%20voltage%20measurement%20against%20an%20external%20reference:%20the%20output%20must%20be%20on%20and%20the%20reference%20within%2010%20%25%20of%20the%20measured%20voltage.\n"
+	"method selfTest out=report:com.example.psu.PowerSupply.SelfTestReport error=com.example.psu.PowerSupply.selfTestError desc=Run%20the%20built-in%20self%20test%20(the%20output%20stays%20as%20it%20is).\n"
+	"broadcast protectionTripped out=cause:com.example.psu.PsuTypes.TripCause,measured_voltage:double desc=Sent%20when%20a%20protection%20switches%20the%20output%20off.\n";
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif

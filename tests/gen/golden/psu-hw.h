@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* FNV-1a-64 of the compiled schema (docs/schema-format.md). */
-#define PSU_SCHEMA_HASH UINT64_C(0xc3d7a296d3eacfe5)
+#define PSU_SCHEMA_HASH UINT64_C(0x1b2165550332f3a4)
 
 /* Parameter indexes, for pbus_table_param() and psu_param(). */
 enum psu_param_index {

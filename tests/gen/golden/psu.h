@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* FNV-1a-64 of the compiled schema (docs/schema-format.md). */
-#define PSU_SCHEMA_HASH UINT64_C(0xe8af0c624c7da00e)
+#define PSU_SCHEMA_HASH UINT64_C(0xe4285fe84fc08605)
 
 /* Parameter indexes, for pbus_table_param() and psu_param(). */
 enum psu_param_index {

@@ -97,6 +97,8 @@ void pbus_loop_unpost(struct pbus_loop *loop, struct loop_job *job);
  * on the loop. Recursive: a callback may free objects too. */
 void pbus_loop_lock_dispatch(struct pbus_loop *loop);
 void pbus_loop_unlock_dispatch(struct pbus_loop *loop);
+/* A mutex its holder may take again (the dispatch lock, a stub's call lock). */
+void rpc_mutex_init_recursive(pthread_mutex_t *m);
 /* Whether the calling thread is the loop's dispatching thread. */
 bool pbus_loop_in_thread(struct pbus_loop *loop);
 

@@ -29,6 +29,16 @@
 
 #define LOOP_EVENTS 32
 
+void rpc_mutex_init_recursive(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
 static void rearm_timer_locked(struct pbus_loop *loop)
 {
 	int64_t earliest = 0;
@@ -230,14 +240,7 @@ PBUS_API int pbus_loop_new(struct pbus_loop **ret_loop)
 	loop->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	loop->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	pthread_mutex_init(&loop->lock, NULL);
-	{
-		pthread_mutexattr_t a;
-
-		pthread_mutexattr_init(&a);
-		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-		pthread_mutex_init(&loop->dispatch_lock, &a);
-		pthread_mutexattr_destroy(&a);
-	}
+	rpc_mutex_init_recursive(&loop->dispatch_lock);
 	loop->jobs_tail = &loop->jobs;
 	loop->event_source = (struct loop_source){.fd = loop->event_fd, .ready = event_ready};
 	loop->timer_source = (struct loop_source){.fd = loop->timer_fd, .ready = timer_ready};

@@ -777,14 +777,7 @@ PBUS_API int pbus_stub_new(const char *address, const struct pbus_rpc_interface 
 	stub->refs = 1;
 	stub->reap_job.run = reap;
 	pthread_mutex_init(&stub->lock, NULL);
-	{
-		pthread_mutexattr_t a;
-
-		pthread_mutexattr_init(&a);
-		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-		pthread_mutex_init(&stub->call_lock, &a);
-		pthread_mutexattr_destroy(&a);
-	}
+	rpc_mutex_init_recursive(&stub->call_lock);
 	pbus_rpc_buf_init(&stub->reply);
 	atomic_store(&stub->alive, true);
 	stub->arena = pbus_rpc_arena_new();

@@ -18,13 +18,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +32,7 @@
 #include <parambus/parambus.h>
 
 #include "pbus-check.h"
+#include "pbus-testd.h"
 
 #ifndef PBUS_TEST_PBUSD
 #define PBUS_TEST_PBUSD "daemon/pbusd"
@@ -47,106 +46,26 @@
 #define WATCHDOG_S 120
 
 static const char *pbusd_path, *schema_path;
-static char tmp_dir[256], socket_dir[300], state_dir[300], instance[64];
-static pid_t pbusd_pid = -1;
+static struct pbus_testd testd; /* pbusd, its socket and state folders */
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return pbus_testd_now_ms();
 }
 
-/* Start pbusd; wait for READY=1 on --notify-fd. */
 static bool pbusd_start(void)
 {
-	char fd_text[16], log_path[320], buf[64];
-	int64_t deadline = now_ms() + WAIT_MS;
-	size_t got = 0;
-	int fds[2];
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return false;
-	snprintf(log_path, sizeof(log_path), "%s/pbusd.log", tmp_dir);
-	snprintf(fd_text, sizeof(fd_text), "%d", fds[1]);
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return false;
-	if (pid == 0) {
-		int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (log >= 0) {
-			dup2(log, STDOUT_FILENO);
-			dup2(log, STDERR_FILENO);
-		}
-		fcntl(fds[1], F_SETFD, 0);
-		execl(pbusd_path, pbusd_path, "--schema", schema_path, "--instance", instance, "--state-dir",
-		      state_dir, "--socket-dir", socket_dir, "--notify-fd", fd_text, "--no-hardware",
-		      "--log-level", "debug", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	pbusd_pid = pid;
-	while (got < sizeof(buf) - 1) {
-		struct pollfd p = {.fd = fds[0], .events = POLLIN};
-		int64_t left = deadline - now_ms();
-		ssize_t n;
-
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			break;
-		n = read(fds[0], buf + got, sizeof(buf) - 1 - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		buf[got] = 0;
-		if (strstr(buf, "READY=1\n")) {
-			close(fds[0]);
-			return true;
-		}
-	}
-	close(fds[0]);
-	printf("  pbusd did not become ready (log: %s)\n", log_path);
-	return false;
+	return pbus_testd_start(&testd, schema_path, NULL);
 }
 
 static void pbusd_stop(void)
 {
-	int64_t deadline = now_ms() + WAIT_MS;
-	int status;
-
-	if (pbusd_pid <= 0)
-		return;
-	kill(pbusd_pid, SIGTERM);
-	while (waitpid(pbusd_pid, &status, WNOHANG) == 0) {
-		struct timespec ts = {0, 10 * 1000000};
-
-		if (now_ms() > deadline) {
-			kill(pbusd_pid, SIGKILL);
-			waitpid(pbusd_pid, &status, 0);
-			break;
-		}
-		nanosleep(&ts, NULL);
-	}
-	pbusd_pid = -1;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	pbus_testd_stop(&testd, SIGTERM);
 }
 
 static void cleanup(void)
 {
-	pbusd_stop();
-	if (tmp_dir[0])
-		nftw(tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	pbus_testd_cleanup(&testd);
 }
 
 static void on_watchdog(int sig)
@@ -156,8 +75,8 @@ static void on_watchdog(int sig)
 	(void)sig;
 	if (write(STDOUT_FILENO, text, sizeof(text) - 1) < 0) {
 	}
-	if (pbusd_pid > 0)
-		kill(pbusd_pid, SIGKILL);
+	if (testd.pid > 0)
+		kill(testd.pid, SIGKILL);
 	_exit(1);
 }
 
@@ -244,9 +163,9 @@ static bool run_until_error(struct pbus_client *a, struct pbus_client *b, int ti
 
 static struct pbus_client *connect_or_fail(const char *name)
 {
-	struct pbus_client_options o = {.socket_dir = socket_dir, .name = name};
+	struct pbus_client_options o = {.socket_dir = testd.socket_dir, .name = name};
 	struct pbus_client *c = NULL;
-	int r = pbus_client_connect(instance, &o, &c);
+	int r = pbus_client_connect(testd.instance, &o, &c);
 
 	CHECK_MSG(r == 0, "connect %s: %s", name, pbus_strerror(r));
 	return c;
@@ -254,7 +173,7 @@ static struct pbus_client *connect_or_fail(const char *name)
 
 static void address_of(char *buf, size_t size, const char *sub, const char *iface)
 {
-	snprintf(buf, size, "local:%s%s:%s", instance, sub, iface);
+	snprintf(buf, size, "local:%s%s:%s", testd.instance, sub, iface);
 }
 
 /* --- The cases ------------------------------------------------------------------------ */
@@ -304,7 +223,7 @@ static void test_register_watch(void)
 
 	pbus_check_begin("register-watch");
 	address_of(address, sizeof(address), "/ch1", "com.example.T");
-	snprintf(elsewhere, sizeof(elsewhere), "local:not-%s:com.example.T", instance);
+	snprintf(elsewhere, sizeof(elsewhere), "local:not-%s:com.example.T", testd.instance);
 	events.n = 0;
 	if (server && watcher && other) {
 		/* The arguments. */
@@ -376,7 +295,7 @@ static void test_reconnect(void)
 {
 	struct pbus_client *server = connect_or_fail("server"), *watcher = connect_or_fail("watcher"),
 			   *thief = NULL;
-	struct pbus_client_options o = {.socket_dir = socket_dir, .name = "thief"};
+	struct pbus_client_options o = {.socket_dir = testd.socket_dir, .name = "thief"};
 	char address[256];
 	struct pbus_service_info info;
 	bool renewed = false;
@@ -411,7 +330,7 @@ static void test_reconnect(void)
 		 * ours comes back: ours is refused, once, and the other keeps it. */
 		pbusd_stop();
 		CHECK(pbusd_start());
-		CHECK_EQ(pbus_client_connect(instance, &o, &thief), 0);
+		CHECK_EQ(pbus_client_connect(testd.instance, &o, &thief), 0);
 		if (thief)
 			CHECK_EQ(pbus_client_register_service(thief, address, 9, 0, "pbus-test-thief"), 0);
 		CHECK(run_until_error(server, NULL, RECONNECT_WAIT_MS));
@@ -448,16 +367,16 @@ int main(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(WATCHDOG_S);
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/pbus-client-service-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		printf("FAIL: client-service/setup: mkdtemp: %s\n", strerror(errno));
-		return 1;
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "svctest-%d", (int)getpid());
+		if (!pbus_testd_init(&testd, pbusd_path, name)) {
+			printf("FAIL: client-service/setup: cannot make a temporary folder: %s\n", strerror(errno));
+			return 1;
+		}
 	}
 	atexit(cleanup);
-	snprintf(socket_dir, sizeof(socket_dir), "%s/sock", tmp_dir);
-	snprintf(state_dir, sizeof(state_dir), "%s/state", tmp_dir);
-	snprintf(instance, sizeof(instance), "svctest-%d", (int)getpid());
-	mkdir(state_dir, 0755);
 	if (!pbusd_start()) {
 		printf("FAIL: client-service/setup: cannot start %s\n", pbusd_path);
 		return 1;

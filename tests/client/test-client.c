@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -36,6 +35,7 @@
 #include <parambus/parambus.h>
 
 #include "pbus-check.h"
+#include "pbus-testd.h"
 #include "pbus-check-info.h"
 
 #ifndef PBUS_TEST_PBUSD
@@ -52,77 +52,19 @@
 /* --- pbusd ---------------------------------------------------------------------- */
 
 static const char *pbusd_path, *schema_path;
-static char tmp_dir[256], socket_dir[300], state_dir[300], other_schema[300], instance[64];
-static pid_t pbusd_pid = -1;
+static struct pbus_testd testd; /* pbusd, its socket and state folders */
+static char other_schema[300];
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return pbus_testd_now_ms();
 }
 
 /* Start pbusd on @schema with @extra options (NULL-terminated, or NULL);
  * wait for READY=1 on --notify-fd. */
 static bool pbusd_start_with(const char *schema, const char *const *extra)
 {
-	char fd_text[16], log_path[320], buf[64];
-	int fds[2];
-	size_t got = 0;
-	int64_t deadline = now_ms() + WAIT_MS;
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return false;
-	snprintf(log_path, sizeof(log_path), "%s/pbusd.log", tmp_dir);
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return false;
-	if (pid == 0) {
-		int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (log >= 0) {
-			dup2(log, STDOUT_FILENO);
-			dup2(log, STDERR_FILENO);
-		}
-		fcntl(fds[1], F_SETFD, 0);
-		const char *args[32] = {pbusd_path, "--schema", schema, "--instance", instance,
-					"--state-dir", state_dir, "--socket-dir", socket_dir,
-					"--notify-fd", fd_text, "--no-hardware"};
-		int n = 12;
-
-		snprintf(fd_text, sizeof(fd_text), "%d", fds[1]);
-		for (int i = 0; extra && extra[i] && n < 31; i++)
-			args[n++] = extra[i];
-		args[n] = NULL;
-		execv(pbusd_path, (char *const *)args);
-		_exit(127);
-	}
-	close(fds[1]);
-	pbusd_pid = pid;
-	while (got < sizeof(buf) - 1) {
-		struct pollfd p = {.fd = fds[0], .events = POLLIN};
-		int64_t left = deadline - now_ms();
-		ssize_t n;
-
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			break;
-		n = read(fds[0], buf + got, sizeof(buf) - 1 - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		buf[got] = 0;
-		if (strstr(buf, "READY=1\n")) {
-			close(fds[0]);
-			return true;
-		}
-	}
-	close(fds[0]);
-	printf("  pbusd did not become ready (log: %s)\n", log_path);
-	return false;
+	return pbus_testd_start(&testd, schema, extra);
 }
 
 static bool pbusd_start(const char *schema)
@@ -133,38 +75,12 @@ static bool pbusd_start(const char *schema)
 /* Stop pbusd with @sig and reap it. */
 static void pbusd_stop(int sig)
 {
-	int64_t deadline = now_ms() + WAIT_MS;
-	int status;
-
-	if (pbusd_pid <= 0)
-		return;
-	kill(pbusd_pid, sig);
-	while (waitpid(pbusd_pid, &status, WNOHANG) == 0) {
-		struct timespec ts = {0, 10 * 1000000};
-
-		if (now_ms() > deadline) {
-			kill(pbusd_pid, SIGKILL);
-			waitpid(pbusd_pid, &status, 0);
-			break;
-		}
-		nanosleep(&ts, NULL);
-	}
-	pbusd_pid = -1;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	pbus_testd_stop(&testd, sig);
 }
 
 static void cleanup(void)
 {
-	pbusd_stop(SIGTERM);
-	if (tmp_dir[0])
-		nftw(tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	pbus_testd_cleanup(&testd);
 }
 
 static void on_watchdog(int sig)
@@ -174,8 +90,8 @@ static void on_watchdog(int sig)
 	(void)sig;
 	if (write(STDOUT_FILENO, text, sizeof(text) - 1) < 0) {
 	}
-	if (pbusd_pid > 0)
-		kill(pbusd_pid, SIGKILL);
+	if (testd.pid > 0)
+		kill(testd.pid, SIGKILL);
 	_exit(1);
 }
 
@@ -343,7 +259,7 @@ static bool got_dispatch_error(void *arg)
 
 static struct pbus_client_options options(void)
 {
-	return (struct pbus_client_options){.socket_dir = socket_dir, .name = "test-client"};
+	return (struct pbus_client_options){.socket_dir = testd.socket_dir, .name = "test-client"};
 }
 
 static uint32_t index_of(struct pbus_client *c, const char *name)
@@ -398,7 +314,7 @@ static int set_segment(const char *name, const char *text)
 	const struct pbus_param *p;
 	unsigned char buf[256];
 	size_t length;
-	int r = pbus_table_open(instance, PBUS_OPEN_WRITE, &t);
+	int r = pbus_table_open(testd.instance, PBUS_OPEN_WRITE, &t);
 
 	if (r < 0)
 		return r;
@@ -413,7 +329,7 @@ static struct pbus_client *connect_or_fail(void)
 {
 	struct pbus_client_options o = options();
 	struct pbus_client *c = NULL;
-	int r = pbus_client_connect(instance, &o, &c);
+	int r = pbus_client_connect(testd.instance, &o, &c);
 
 	CHECK_MSG(r == 0, "connect: %s", pbus_strerror(r));
 	return r == 0 ? c : NULL;
@@ -431,7 +347,7 @@ static void test_connect(void)
 
 	pbus_check_begin("connect");
 	CHECK(pbus_schema_load(schema_path, NULL, 0, &schema) == 0);
-	r = pbus_client_connect(instance, &o, &c);
+	r = pbus_client_connect(testd.instance, &o, &c);
 	CHECK_MSG(r == 0, "connect: %s", pbus_strerror(r));
 	if (c && schema) {
 		CHECK(pbus_client_connected(c));
@@ -446,7 +362,7 @@ static void test_connect(void)
 		o.schema_hash = pbus_schema_hash(schema);
 		pbus_client_close(c);
 		c = NULL;
-		CHECK(pbus_client_connect(instance, &o, &c) == 0);
+		CHECK(pbus_client_connect(testd.instance, &o, &c) == 0);
 		/* Nothing happened: dispatch delivers nothing and does not block. */
 		CHECK_EQ(pbus_client_dispatch(c), 0);
 	}
@@ -474,7 +390,7 @@ static void test_connect_errors(void)
 	CHECK_EQ(pbus_client_connect(name, &o, &c), -ENOENT);
 	/* A socket nobody listens on (a pbusd that was killed). */
 	snprintf(name, sizeof(name), "clienttest-%d-dead", (int)getpid());
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%.60s/%s.sock", socket_dir, name) >=
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%.60s/%s.sock", testd.socket_dir, name) >=
 	    sizeof(sa.sun_path))
 		CHECK(!"socket path too long");
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -484,19 +400,19 @@ static void test_connect_errors(void)
 	unlink(sa.sun_path);
 	/* Another schema: the server refuses, the client says -ESTALE. */
 	o.schema_hash = UINT64_C(0x1234567890abcdef);
-	r = pbus_client_connect(instance, &o, &c);
+	r = pbus_client_connect(testd.instance, &o, &c);
 	CHECK_MSG(r == -ESTALE, "connect with a wrong hash: %d (%s)", r, pbus_strerror(r));
 	o.schema_hash = 0;
 	/* Arguments. */
 	CHECK_EQ(pbus_client_connect("bad/name", &o, &c), -EINVAL);
-	CHECK_EQ(pbus_client_connect(instance, &o, NULL), -EINVAL);
+	CHECK_EQ(pbus_client_connect(testd.instance, &o, NULL), -EINVAL);
 	o.name = "a name that is far too long for the HELLO message of the protocol, over 64 bytes";
-	CHECK_EQ(pbus_client_connect(instance, &o, &c), -EINVAL);
+	CHECK_EQ(pbus_client_connect(testd.instance, &o, &c), -EINVAL);
 	/* The search of docs/socket-protocol.md §1: PBUS_SOCKET_DIR first. */
 	o.socket_dir = NULL;
 	o.name = NULL;
-	setenv("PBUS_SOCKET_DIR", socket_dir, 1);
-	r = pbus_client_connect(instance, &o, &c);
+	setenv("PBUS_SOCKET_DIR", testd.socket_dir, 1);
+	r = pbus_client_connect(testd.instance, &o, &c);
 	CHECK_MSG(r == 0, "connect through PBUS_SOCKET_DIR: %s", pbus_strerror(r));
 	unsetenv("PBUS_SOCKET_DIR");
 	pbus_client_close(c);
@@ -562,7 +478,7 @@ static void test_view(void)
 	int r;
 
 	pbus_check_begin("view");
-	r = pbus_table_open(instance, PBUS_OPEN_READ, &t);
+	r = pbus_table_open(testd.instance, PBUS_OPEN_READ, &t);
 	CHECK_MSG(r == 0, "open the table: %s", pbus_strerror(r));
 	if (c && t) {
 		cv = pbus_client_view(c);
@@ -788,7 +704,7 @@ static void test_set_permission(void)
 
 		if (setgid(65534) < 0 || setuid(65534) < 0)
 			_exit(10);
-		if (pbus_client_connect(instance, &o, &c) < 0)
+		if (pbus_client_connect(testd.instance, &o, &c) < 0)
 			_exit(11);
 		if (pbus_client_find(c, "trim", &w.index) < 0)
 			_exit(12);
@@ -824,7 +740,7 @@ static void test_untrusted_server(void)
 
 	pbus_check_begin("untrusted-server");
 	unsetenv("PBUS_OWNER");
-	snprintf(dir, sizeof(dir), "%s/untrusted", tmp_dir);
+	snprintf(dir, sizeof(dir), "%s/untrusted", testd.dir);
 	snprintf(name, sizeof(name), "clienttest-%d-untrusted", (int)getpid());
 	snprintf(want, sizeof(want), "%s/%s.sock", dir, name);
 	CHECK(mkdir(dir, 0755) == 0 && chown(dir, 65534, 65534) == 0);
@@ -1145,7 +1061,7 @@ static void test_stats(void)
 		if (n > 0) {
 			CHECK(buf[0] == '{' && strstr(buf, "\"clients_detail\""));
 			CHECK(strstr(buf, "\"name\": \"test-client\"") || strstr(buf, "\"name\":\"test-client\""));
-			CHECK(strstr(buf, instance));
+			CHECK(strstr(buf, testd.instance));
 			/* snprintf-style: the full length (the counters move on, so
 			 * not quite the same), the text cut. */
 			n = pbus_client_stats(c, small, sizeof(small));
@@ -1211,7 +1127,7 @@ static void test_reconnect(void)
 		fd = pbus_client_fd(c);
 		trim = index_of(c, "trim");
 		o.no_reconnect = true;
-		CHECK(pbus_client_connect(instance, &o, &once) == 0);
+		CHECK(pbus_client_connect(testd.instance, &o, &once) == 0);
 		CHECK(pbus_client_subscribe(c, &trim, 1, NULL, record_cb, &rec, &sub) == 0);
 		want = (struct want_event){sub, PBUS_CLIENT_EVENT_VALUES, 1};
 		CHECK(run_until(c, got_event, &want, WAIT_MS));
@@ -1299,10 +1215,10 @@ static void test_limits(void)
 	pbus_check_begin("limits");
 	pbusd_stop(SIGTERM);
 	CHECK(pbusd_start_with(schema_path, extra));
-	r = pbus_client_connect(instance, &o, &c);
+	r = pbus_client_connect(testd.instance, &o, &c);
 	CHECK_MSG(r == 0, "connect: %s", pbus_strerror(r));
 	if (c) {
-		r = pbus_client_connect(instance, &o, &second);
+		r = pbus_client_connect(testd.instance, &o, &second);
 		CHECK_MSG(r == -EUSERS, "a second client: %d (%s)", r, pbus_strerror(r));
 		CHECK(pbus_client_subscribe(c, &trim, 1, NULL, record_cb, &rec, &sub) == 0);
 		CHECK(pbus_client_subscribe(c, &trim, 1, NULL, record_cb, &rec, &sub) == 0);
@@ -1385,19 +1301,19 @@ int main(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(WATCHDOG_S);
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/pbus-client-test-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		printf("FAIL: client/setup: mkdtemp: %s\n", strerror(errno));
-		return 1;
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "clienttest-%d", (int)getpid());
+		/* Others may reach the socket (the EPERM case runs as nobody):
+		 * the folder is 0755. */
+		if (!pbus_testd_init(&testd, pbusd_path, name)) {
+			printf("FAIL: client/setup: cannot make a temporary folder: %s\n", strerror(errno));
+			return 1;
+		}
 	}
 	atexit(cleanup);
-	/* Others may reach the socket (the EPERM case runs as nobody). */
-	chmod(tmp_dir, 0755);
-	snprintf(socket_dir, sizeof(socket_dir), "%s/sock", tmp_dir);
-	snprintf(state_dir, sizeof(state_dir), "%s/state", tmp_dir);
-	snprintf(other_schema, sizeof(other_schema), "%s/other.pbs", tmp_dir);
-	snprintf(instance, sizeof(instance), "clienttest-%d", (int)getpid());
-	mkdir(state_dir, 0755);
+	snprintf(other_schema, sizeof(other_schema), "%s/other.pbs", testd.dir);
 	if (!write_other_schema() || !pbusd_start(schema_path)) {
 		printf("FAIL: client/setup: cannot start %s\n", pbusd_path);
 		return 1;

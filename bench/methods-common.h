@@ -106,6 +106,11 @@ void methods_print_ready(void);
 void methods_print_calls(const char *contender, const struct methods_options *opts,
 			 int64_t elapsed_ns);
 
+/* The broadcast role's line: the delivery time of a broadcast to all of
+ * @opts->subscribers, median and 99th percentile, in µs. */
+void methods_print_broadcast(const char *contender, const struct methods_options *opts,
+			     double p50_us, double p99_us);
+
 const char *methods_method_name(enum methods_method method);
 
 #endif

@@ -110,7 +110,10 @@ void pbus_loop_post(struct pbus_loop *loop, struct loop_job *job)
 		loop->jobs_tail = &job->next;
 	}
 	pthread_mutex_unlock(&loop->lock);
-	wake(loop);
+	/* From a callback of the round in progress the job runs at the end of
+	 * this round: no need to wake the loop. */
+	if (!pbus_loop_in_thread(loop))
+		wake(loop);
 }
 
 void pbus_loop_unpost(struct pbus_loop *loop, struct loop_job *job)

@@ -651,15 +651,16 @@ static void source_ready(struct loop_source *source, uint32_t events)
 {
 	struct pbus_proxy *p = (struct pbus_proxy *)((char *)source - offsetof(struct pbus_proxy, source));
 
-	(void)events;
 	pthread_mutex_lock(&p->lock);
 	if (!p->reading && p->fd >= 0) {
 		for (int k = 0; k < 16; k++) {
+			size_t room;
 			ssize_t n;
 
 			if (pbus_frame_in_room(&p->in, PROXY_READ_CHUNK, PROXY_READ_CHUNK,
 					       RPC_MAX_FRAME + PROXY_READ_CHUNK) < 0)
 				break;
+			room = p->in.capacity - p->in.end;
 			n = pbus_frame_in_recv(&p->in, p->fd);
 			if (n == -EAGAIN)
 				break;
@@ -667,6 +668,10 @@ static void source_ready(struct loop_source *source, uint32_t events)
 				connection_lost(p);
 				break;
 			}
+			/* The socket is empty (level-triggered: epoll says when it
+			 * is not), unless the server has closed: read on to its end. */
+			if ((size_t)n < room && !(events & (EPOLLRDHUP | EPOLLHUP)))
+				break;
 		}
 		pthread_cond_broadcast(&p->cond);
 	}

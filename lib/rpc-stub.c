@@ -616,10 +616,12 @@ static void conn_ready(struct loop_source *source, uint32_t events)
 		struct pbus_wire_header h;
 		const unsigned char *body;
 		ssize_t got;
+		size_t room;
 		int r;
 
 		if (pbus_frame_in_room(&c->in, STUB_READ_CHUNK, STUB_READ_CHUNK, RPC_MAX_FRAME + STUB_READ_CHUNK) < 0)
 			break;
+		room = c->in.capacity - c->in.end;
 		got = pbus_frame_in_recv(&c->in, c->source.fd);
 		if (got == 0 || (got < 0 && got != -EAGAIN)) {
 			eof = true;
@@ -631,7 +633,10 @@ static void conn_ready(struct loop_source *source, uint32_t events)
 			}
 			handle_frame(c, &h, body, h.length - PBUS_WIRE_HEADER_SIZE);
 		}
-		if (got <= 0)
+		/* A short read emptied the socket (epoll, level-triggered,
+		 * says when there is more), unless the peer has closed: then
+		 * read on to its end. */
+		if (got <= 0 || ((size_t)got < room && !(events & (EPOLLRDHUP | EPOLLHUP))))
 			break;
 	}
 	if (eof) {

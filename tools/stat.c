@@ -4,7 +4,7 @@
  * docs/socket-protocol.md §7) for a person or a script.
  *
  * --json prints the server's object as it comes. The table needs the
- * numbers, so the JSON is read with json-c, strictly. Rates are what the counters grew by between two samples
+ * numbers, so the JSON is read with jansson (the library's JSON parser too), strictly. Rates are what the counters grew by between two samples
  * divided by the time between them: by default two samples a second
  * apart, with --watch every sample against the one before, with --once
  * none. Our own connection is one of the clients shown.
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
+#include <jansson.h>
 
 #include "tool.h"
 
@@ -33,54 +33,38 @@ static void on_stop(int signal_number)
 	stop_requested = 1;
 }
 
-/* --- The sample's JSON, read with json-c ------------------------------------- */
+/* --- The sample's JSON, read with jansson ------------------------------------ */
 
-/* Parse @text strictly (RFC 8259, nothing after the value): the value, or
- * NULL. The caller puts it with json_object_put(). */
-static struct json_object *json_parse(const char *text)
+/* Parse @text strictly (RFC 8259, nothing after the value; jansson refuses
+ * trailing text by default): the value, or NULL. The caller drops it with
+ * json_decref(). */
+static json_t *json_parse(const char *text)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *v;
-	size_t length = strlen(text);
+	json_error_t error;
 
-	if (!tok)
-		return NULL;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	v = json_tokener_parse_ex(tok, text, (int)length);
-	if (v && (json_tokener_get_error(tok) != json_tokener_success ||
-		  json_tokener_get_parse_end(tok) != length)) {
-		json_object_put(v);
-		v = NULL;
-	}
-	json_tokener_free(tok);
-	return v;
+	return json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &error);
 }
 
 /* A number member, or NAN if absent. */
-static double json_number(struct json_object *object, const char *key)
+static double json_number(json_t *object, const char *key)
 {
-	struct json_object *v;
+	json_t *v = json_object_get(object, key);
 
-	if (!json_object_object_get_ex(object, key, &v) ||
-	    (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)))
-		return NAN;
-	return json_object_get_double(v);
+	return v && json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static const char *json_text(struct json_object *object, const char *key)
+static const char *json_text(json_t *object, const char *key)
 {
-	struct json_object *v;
+	json_t *v = json_object_get(object, key);
 
-	if (!json_object_object_get_ex(object, key, &v) || !json_object_is_type(v, json_type_string))
-		return "-";
-	return json_object_get_string(v);
+	return v && json_is_string(v) ? json_string_value(v) : "-";
 }
 
 /* --- Samples and output ------------------------------------------------------- */
 
 struct sample {
 	char *text;   /* the server's JSON */
-	struct json_object *json;
+	json_t *json;
 	int64_t at_ns;
 };
 
@@ -95,7 +79,7 @@ static int64_t monotonic_ns(void)
 static void sample_clear(struct sample *s)
 {
 	free(s->text);
-	json_object_put(s->json);
+	json_decref(s->json);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -119,7 +103,7 @@ static int take_sample(struct pbus_client *client, struct sample *ret)
 	}
 	ret->at_ns = monotonic_ns();
 	ret->json = ret->text ? json_parse(ret->text) : NULL;
-	if (!ret->json || !json_object_is_type(ret->json, json_type_object)) {
+	if (!ret->json || !json_is_object(ret->json)) {
 		tool_error("stat: pbusd sent statistics that are not a JSON object");
 		sample_clear(ret);
 		return TOOL_EXIT_FAILURE;
@@ -166,7 +150,7 @@ static void print_counter(const char *label, const struct sample *now, const str
 
 static void print_table(const struct sample *now, const struct sample *before)
 {
-	struct json_object *o = now->json, *clients = NULL;
+	json_t *o = now->json, *clients = NULL;
 	char a[32], b[32], c[32];
 	double uptime = json_number(o, "uptime_s");
 
@@ -190,13 +174,13 @@ static void print_table(const struct sample *now, const struct sample *before)
 	print_counter("bytes in", now, before, "bytes_in");
 	print_counter("bytes out", now, before, "bytes_out");
 	print_counter("errors", now, before, "errors");
-	if (!json_object_object_get_ex(o, "clients_detail", &clients) ||
-	    !json_object_is_type(clients, json_type_array) || json_object_array_length(clients) == 0)
+	clients = json_object_get(o, "clients_detail");
+	if (!clients || !json_is_array(clients) || json_array_size(clients) == 0)
 		return;
 	printf("\n%-8s %-6s %-20s %5s %9s %13s %10s\n", "PID", "UID", "NAME", "SUBS", "REQUESTS",
 	       "NOTIFICATIONS", "TX PENDING");
-	for (size_t i = 0; i < json_object_array_length(clients); i++) {
-		struct json_object *x = json_object_array_get_idx(clients, i);
+	for (size_t i = 0; i < json_array_size(clients); i++) {
+		json_t *x = json_array_get(clients, i);
 		char name[64], subs[32], requests[32], notifications[32], pending[32];
 
 		number_text(json_number(x, "pid"), a, sizeof(a));

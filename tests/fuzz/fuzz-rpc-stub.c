@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -334,7 +335,20 @@ static void setup(void)
 	memcpy(endpoint.sun_path + 1, info.endpoint, strlen(info.endpoint));
 	endpoint_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(info.endpoint));
 	settle();
+	/* pbusd's server thread closes its end of the lookup's connection in
+	 * its own time: the baseline is the count once it has (stable for
+	 * 50 ms, within 5 s). */
 	idle_fds = count_fds();
+	for (int stable = 0, waited = 0; stable < 10 && waited < 1000; waited++) {
+		struct timespec ts = {0, 5 * 1000000};
+		int n;
+
+		nanosleep(&ts, NULL);
+		settle();
+		n = count_fds();
+		stable = n == idle_fds ? stable + 1 : 0;
+		idle_fds = n;
+	}
 }
 
 /* --- one session -------------------------------------------------------------------- */

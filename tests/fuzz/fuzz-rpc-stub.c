@@ -81,7 +81,7 @@ static struct server *pbusd;
 static struct pbus_loop *loop;
 static struct ar_server_AllRpc *server;
 static bool list_replies; /* PBUS_FUZZ_VERBOSE set: list the replies (to read a crash) */
-static int idle_fds;  /* descriptors open between inputs */
+static int idle_fds;  /* sockets open between inputs */
 
 /* --- the server's functions ---------------------------------------------------- */
 
@@ -248,15 +248,28 @@ static void __attribute__((noreturn)) die(const char *what, int r)
 }
 
 /* How many descriptors this process has open. */
+/* The sockets this process has open: the connections (pbusd's threads
+ * open and close other files in their own time, its state file among
+ * them, so only sockets are counted). */
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
 	int n = 0;
 
 	if (!d)
 		die("opendir /proc/self/fd", errno);
-	while (readdir(d))
-		n++;
+	while ((e = readdir(d))) {
+		char path[300], target[64];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = 0;
+			n += !strncmp(target, "socket:", 7);
+		}
+	}
 	closedir(d);
 	return n;
 }

@@ -15,49 +15,6 @@ bool uid_privileged(uid_t uid)
 	return uid == 0 || uid == geteuid();
 }
 
-/* Supplementary groups of @pid, from /proc (taken at connect). */
-void read_groups(struct client *c)
-{
-	char path[64], line[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)c->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line + 7, *end;
-
-		if (strncmp(line, "Groups:", 7))
-			continue;
-		for (;;) {
-			unsigned long g = strtoul(p, &end, 10);
-			gid_t *groups;
-
-			if (end == p)
-				break;
-			groups = realloc(c->groups, (size_t)(c->group_count + 1) * sizeof(*groups));
-			if (!groups)
-				break;
-			c->groups = groups;
-			c->groups[c->group_count++] = (gid_t)g;
-			p = end;
-		}
-		break;
-	}
-	fclose(f);
-}
-
-static bool in_group(const struct client *c, gid_t gid)
-{
-	if (c->gid == gid)
-		return true;
-	for (int i = 0; i < c->group_count; i++)
-		if (c->groups[i] == gid)
-			return true;
-	return false;
-}
-
 /* The share of @uid, or NULL if it has no admitted connection. */
 struct uid_share *find_share(struct server *s, uid_t uid)
 {
@@ -83,7 +40,7 @@ int write_right(const struct server *s, const struct client *c, uint32_t index)
 		return -EACCES;
 	if (c->privileged)
 		return 0;
-	if (s->param_gid[index] != (gid_t)-1 && in_group(c, s->param_gid[index]))
+	if (s->param_gid[index] != (gid_t)-1 && pbus_gid_in(s->param_gid[index], c->gid, c->groups, c->group_count))
 		return 0;
 	return -EPERM;
 }

@@ -37,6 +37,7 @@
 #include "../lib/read-internal.h"
 #include "../lib/schema-internal.h"
 #include "../lib/write-internal.h"
+#include "../lib/process-internal.h"
 #include "../lib/protocol-internal.h"
 #include "../lib/service-address-internal.h"
 #include "pbusd.h"
@@ -136,7 +137,7 @@ struct client {
 	uid_t uid;
 	gid_t gid;
 	gid_t *groups;
-	int group_count;
+	size_t group_count;
 	bool privileged;         /* root or pbusd's own user */
 	bool admitted;           /* counted in its uid's share (not refused at accept) */
 	char name[PBUS_WIRE_NAME_MAX + 1];
@@ -277,7 +278,6 @@ int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
 
 /* access.c */
 bool uid_privileged(uid_t uid);
-void read_groups(struct client *c);
 struct uid_share *find_share(struct server *s, uid_t uid);
 bool readable(const struct server *s, uint32_t index);
 int write_right(const struct server *s, const struct client *c, uint32_t index);

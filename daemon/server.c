@@ -419,7 +419,7 @@ struct client *client_new(struct server *s, int fd, const struct ucred *cred)
 	c->privileged = uid_privileged(cred->uid);
 	c->owes_by_ns = pbus_monotonic_ns() + s->frame_timeout_ns; /* its HELLO */
 	snprintf(c->name, sizeof(c->name), "pid %d", (int)cred->pid);
-	read_groups(c);
+	pbus_process_groups(c->pid, &c->groups, &c->group_count); /* taken at connect */
 	c->next = s->clients;
 	s->clients = c;
 	s->client_count++;

@@ -120,3 +120,45 @@ bool pbus_thread_alive(uint32_t tid, uint32_t start)
 {
 	return task_alive(tid, start, true);
 }
+
+void pbus_process_groups(pid_t pid, gid_t **groups, size_t *count)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 7, *end;
+
+		if (strncmp(line, "Groups:", 7))
+			continue;
+		for (;;) {
+			unsigned long g = strtoul(p, &end, 10);
+			gid_t *more;
+
+			if (end == p)
+				break;
+			more = realloc(*groups, (*count + 1) * sizeof(*more));
+			if (!more)
+				break;
+			*groups = more;
+			(*groups)[(*count)++] = (gid_t)g;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+}
+
+bool pbus_gid_in(gid_t gid, gid_t primary, const gid_t *groups, size_t count)
+{
+	if (gid == primary)
+		return true;
+	for (size_t i = 0; i < count; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}

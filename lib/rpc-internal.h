@@ -193,10 +193,5 @@ void proxy_local_appeared(const char *address, struct pbus_stub *stub);
 /* The process-wide lock of in-process servers and their proxies. */
 extern pthread_mutex_t pbus_rpc_local_lock;
 
-/* Whether a peer with these credentials may call a method restricted to
- * @group (NULL: everybody): root, the server's own uid, or a member. */
-bool rpc_caller_may(const struct pbus_caller *caller, const char *group);
-/* Read @pid's supplementary groups (/proc/PID/status) into @caller. */
-void rpc_caller_load_groups(struct pbus_caller *caller);
 
 #endif

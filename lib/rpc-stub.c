@@ -29,6 +29,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "process-internal.h"
 #include "rpc-internal.h"
 
 #define STUB_READ_CHUNK (16u * 1024)
@@ -67,13 +68,12 @@ struct pbus_stub {
 	int listen_fd;
 	struct loop_source listen_source;
 	char endpoint[RPC_ENDPOINT_MAX + 1];
-	gid_t *method_gids; /* per method: CallableBy's gid, or (gid_t)-1 */
-	bool *method_restricted;
+	gid_t *method_gids; /* per method: CallableBy's gid, or (gid_t)-1 (no group, or none of that name) */
 
 	pthread_mutex_t lock;
 	struct stub_conn *conns;
 	struct local_sub *local_subs;
-	unsigned remote_subscribers; /* connections subscribed to anything */
+	unsigned *remote_subscribers; /* per broadcast: connections subscribed to it */
 
 	atomic_bool alive;
 	atomic_uint inflight;
@@ -123,48 +123,6 @@ uint64_t rpc_next_caller_id(void);
 uint64_t rpc_next_caller_id(void)
 {
 	return atomic_fetch_add(&caller_ids, 1);
-}
-
-void rpc_caller_load_groups(struct pbus_caller *c)
-{
-	char path[64], line[4096];
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/status", (int)c->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof line, f)) {
-		char *p = line + 7, *end;
-
-		if (strncmp(line, "Groups:", 7))
-			continue;
-		for (;;) {
-			unsigned long g = strtoul(p, &end, 10);
-			gid_t *groups;
-
-			if (end == p)
-				break;
-			p = end;
-			groups = realloc(c->groups, (c->group_count + 1) * sizeof *groups);
-			if (!groups)
-				break;
-			c->groups = groups;
-			c->groups[c->group_count++] = (gid_t)g;
-		}
-		break;
-	}
-	fclose(f);
-}
-
-static bool caller_in_group(const struct pbus_caller *c, gid_t gid)
-{
-	if (c->gid == gid)
-		return true;
-	for (size_t i = 0; i < c->group_count; i++)
-		if (c->groups[i] == gid)
-			return true;
-	return false;
 }
 
 /* --- the table of in-process servers ---------------------------------------- */
@@ -390,9 +348,12 @@ static void handle_connect(struct stub_conn *c, const struct pbus_wire_header *h
 
 static bool may_call(struct pbus_stub *stub, const struct pbus_caller *caller, unsigned method)
 {
-	if (!stub->method_restricted[method] || caller->uid == 0 || caller->uid == geteuid())
+	const char *group = stub->itf->methods[method].callable_by;
+
+	if (!group || !*group || caller->uid == 0 || caller->uid == geteuid())
 		return true;
-	return stub->method_gids[method] != (gid_t)-1 && caller_in_group(caller, stub->method_gids[method]);
+	return stub->method_gids[method] != (gid_t)-1 &&
+	       pbus_gid_in(stub->method_gids[method], caller->gid, caller->groups, caller->group_count);
 }
 
 static void handle_call(struct stub_conn *c, const struct pbus_wire_header *h, const unsigned char *body,
@@ -485,9 +446,9 @@ static void handle_subscription(struct stub_conn *c, const struct pbus_wire_head
 	}
 	pthread_mutex_lock(&stub->lock);
 	if (subscribe && !c->subscribed[index])
-		stub->remote_subscribers++;
+		stub->remote_subscribers[index]++;
 	else if (!subscribe && c->subscribed[index])
-		stub->remote_subscribers--;
+		stub->remote_subscribers[index]--;
 	c->subscribed[index] = subscribe;
 	pthread_mutex_unlock(&stub->lock);
 	pbus_proto_empty_encode(&b, subscribe ? PBUS_WIRE_BROADCAST_SUBSCRIBED : PBUS_WIRE_BROADCAST_UNSUBSCRIBED,
@@ -574,7 +535,7 @@ static void conn_close(struct stub_conn *c)
 		}
 	for (unsigned i = 0; i < n; i++)
 		if (c->subscribed[i] == 1) {
-			stub->remote_subscribers--;
+			stub->remote_subscribers[i]--;
 			c->subscribed[i] = 2; /* told below */
 		}
 	c->next = stub->dead;
@@ -680,7 +641,7 @@ static void listen_ready(struct loop_source *source, uint32_t events)
 		c->source = (struct loop_source){.fd = fd, .ready = conn_ready};
 		c->caller = (struct pbus_caller){.id = rpc_next_caller_id(), .pid = cred.pid,
 						 .uid = cred.uid, .gid = cred.gid, .arena = stub->arena};
-		rpc_caller_load_groups(&c->caller);
+		pbus_process_groups(cred.pid, &c->caller.groups, &c->caller.group_count);
 		pthread_mutex_init(&c->out_lock, NULL);
 		pthread_mutex_lock(&stub->lock);
 		c->next = stub->conns;
@@ -725,8 +686,7 @@ static int resolve_groups(struct pbus_stub *stub)
 	unsigned n = stub->itf->method_count;
 
 	stub->method_gids = calloc(n + 1, sizeof *stub->method_gids);
-	stub->method_restricted = calloc(n + 1, sizeof *stub->method_restricted);
-	if (!stub->method_gids || !stub->method_restricted)
+	if (!stub->method_gids)
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
 		const char *g = stub->itf->methods[i].callable_by;
@@ -736,7 +696,6 @@ static int resolve_groups(struct pbus_stub *stub)
 		stub->method_gids[i] = (gid_t)-1;
 		if (!g || !*g)
 			continue;
-		stub->method_restricted[i] = true;
 		if (getgrnam_r(g, &gr, buf, sizeof buf, &found) == 0 && found)
 			stub->method_gids[i] = found->gr_gid;
 	}
@@ -746,7 +705,7 @@ static int resolve_groups(struct pbus_stub *stub)
 static void stub_destroy(struct pbus_stub *stub)
 {
 	free(stub->method_gids);
-	free(stub->method_restricted);
+	free(stub->remote_subscribers);
 	pbus_rpc_arena_free(stub->arena);
 	pbus_rpc_buf_release(&stub->reply);
 	pthread_mutex_destroy(&stub->lock);
@@ -786,7 +745,8 @@ PBUS_API int pbus_stub_new(const char *address, const struct pbus_rpc_interface 
 	pbus_rpc_buf_init(&stub->reply);
 	atomic_store(&stub->alive, true);
 	stub->arena = pbus_rpc_arena_new();
-	if (!stub->loop || !stub->arena) {
+	stub->remote_subscribers = calloc(itf->broadcast_count + 1, sizeof *stub->remote_subscribers);
+	if (!stub->loop || !stub->arena || !stub->remote_subscribers) {
 		stub_destroy(stub);
 		return -ENOMEM;
 	}
@@ -865,12 +825,12 @@ PBUS_API void pbus_stub_free(struct pbus_stub *stub)
 
 PBUS_API bool pbus_stub_has_remote_subscribers(struct pbus_stub *stub, unsigned broadcast)
 {
-	bool any = false;
+	bool any;
 
+	if (broadcast >= stub->itf->broadcast_count)
+		return false;
 	pthread_mutex_lock(&stub->lock);
-	if (stub->remote_subscribers)
-		for (struct stub_conn *c = stub->conns; c && !any; c = c->next)
-			any = broadcast < stub->itf->broadcast_count && c->subscribed[broadcast];
+	any = stub->remote_subscribers[broadcast] > 0;
 	pthread_mutex_unlock(&stub->lock);
 	return any;
 }

@@ -337,8 +337,9 @@ static int process_input(struct pbus_proxy *p)
 
 /* --- the connection ------------------------------------------------------------------- */
 
-/* The connection is gone (lock held; nobody else reading): every waiting
- * call fails with -ECONNRESET, the server is unavailable. */
+/* The connection is gone (lock held; nobody else reading: else
+ * break_connection()): every waiting call fails with -ECONNRESET, the
+ * server is unavailable (unless an in-process one serves). */
 static void connection_lost(struct pbus_proxy *p)
 {
 	if (p->fd < 0)
@@ -362,8 +363,22 @@ static void connection_lost(struct pbus_proxy *p)
 	pthread_mutex_lock(&p->svc_lock);
 	p->svc_known = false; /* look it up again */
 	pthread_mutex_unlock(&p->svc_lock);
-	set_available_locked(p, false);
+	/* Still available through an in-process server that replaced the socket. */
+	if (!atomic_load(&p->local))
+		set_available_locked(p, false);
 	pthread_cond_broadcast(&p->cond);
+}
+
+/* End the connection from any thread (lock held): at once if nobody
+ * reads it, else by shutting it down, so that the thread reading it sees
+ * the end and calls connection_lost() itself (a descriptor is never
+ * closed under a recv). */
+static void break_connection(struct pbus_proxy *p)
+{
+	if (!p->reading)
+		connection_lost(p);
+	else if (p->fd >= 0)
+		shutdown(p->fd, SHUT_RDWR);
 }
 
 static int set_rcvtimeo(struct pbus_proxy *p, int ms)
@@ -485,10 +500,7 @@ static int request(struct pbus_proxy *p, struct pbus_wire_buf *frame, uint32_t i
 	r = send_all(p, frame->data, frame->size);
 	if (r < 0) {
 		unlink_waiting(p, &w);
-		if (!p->reading)
-			connection_lost(p);
-		else
-			shutdown(p->fd, SHUT_RDWR);
+		break_connection(p);
 		return rpc_fail(-ECONNRESET, "the server of %s went away", p->address);
 	}
 	wait_reply(p, &w, deadline);
@@ -733,7 +745,7 @@ void proxy_local_appeared(const char *address, struct pbus_stub *stub)
 			continue;
 		/* An in-process server wins over the socket. */
 		pthread_mutex_lock(&p->lock);
-		connection_lost(p);
+		break_connection(p);
 		pthread_mutex_unlock(&p->lock);
 		bind_local(p, stub);
 		for (unsigned b = 0; b < p->itf->broadcast_count; b++)
@@ -1012,10 +1024,7 @@ PBUS_API int pbus_proxy_call(struct pbus_proxy *p, unsigned method, struct pbus_
 	r = send_all(p, call->args.data, call->args.size);
 	if (r < 0) {
 		unlink_waiting(p, &w);
-		if (!p->reading)
-			connection_lost(p);
-		else
-			shutdown(p->fd, SHUT_RDWR);
+		break_connection(p);
 		pthread_mutex_unlock(&p->lock);
 		return rpc_fail(-ECONNRESET, "the server of %s went away", p->address);
 	}
@@ -1043,10 +1052,7 @@ PBUS_API int pbus_proxy_send(struct pbus_proxy *p, unsigned method, struct pbus_
 				     (uint16_t)method, PBUS_PROTO_CALL_NO_REPLY);
 		r = send_all(p, call->args.data, call->args.size);
 		if (r < 0) {
-			if (!p->reading)
-				connection_lost(p);
-			else
-				shutdown(p->fd, SHUT_RDWR);
+			break_connection(p);
 			r = rpc_fail(-ECONNRESET, "the server of %s went away", p->address);
 		}
 	}
@@ -1098,10 +1104,7 @@ PBUS_API int pbus_proxy_call_async(struct pbus_proxy *p, unsigned method,
 		r = send_all(p, call->args.data, call->args.size);
 		if (r < 0) {
 			p->asyncs = c->next;
-			if (!p->reading)
-				connection_lost(p);
-			else
-				shutdown(p->fd, SHUT_RDWR);
+			break_connection(p);
 			r = rpc_fail(-ECONNRESET, "the server of %s went away", p->address);
 		} else {
 			pbus_loop_timer_set(p->loop, &c->timer,

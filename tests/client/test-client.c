@@ -83,18 +83,6 @@ static void cleanup(void)
 	pbus_testd_cleanup(&testd);
 }
 
-static void on_watchdog(int sig)
-{
-	static const char text[] = "FAIL: client/watchdog: no end within the time limit\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, text, sizeof(text) - 1) < 0) {
-	}
-	if (testd.pid > 0)
-		kill(testd.pid, SIGKILL);
-	_exit(1);
-}
-
 /* --- Recording callbacks ---------------------------------------------------------- */
 
 #define RECORD_MAX 512
@@ -1287,8 +1275,6 @@ static bool write_other_schema(void)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa;
-
 	pbus_check_suite("client");
 	pbusd_path = argc > 1 ? argv[1] : PBUS_TEST_PBUSD;
 	schema_path = argc > 2 ? argv[2] : PBUS_TEST_SCHEMA;
@@ -1296,11 +1282,7 @@ int main(int argc, char **argv)
 		printf("FAIL: client/setup: %s or %s missing\n", pbusd_path, schema_path);
 		return 1;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_watchdog;
-	sigaction(SIGALRM, &sa, NULL);
-	alarm(WATCHDOG_S);
-	signal(SIGPIPE, SIG_IGN);
+	pbus_testd_watchdog("client", &testd, WATCHDOG_S);
 	{
 		char name[64];
 

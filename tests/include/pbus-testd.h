@@ -11,7 +11,8 @@
  *     ... PBUS_SOCKET_DIR is d.socket_dir ...
  *     pbus_testd_stop(&d, SIGTERM);  pbus_testd_cleanup(&d);
  *
- * pbusd dies with the test (PR_SET_PDEATHSIG). Header only, like
+ * pbusd dies with the test (PR_SET_PDEATHSIG). pbus_testd_watchdog()
+ * ends a test that hangs with one FAIL line. Header only, like
  * pbus-check.h; one thread.
  */
 #ifndef PBUS_TESTD_H
@@ -154,6 +155,42 @@ static inline int pbus_testd_remove_(const char *path, const struct stat *st, in
 	(void)flag;
 	(void)ftw;
 	return remove(path);
+}
+
+/* The watchdog's: what it prints and whom it kills. */
+static const char *pbus_testd_watchdog_suite_;
+static struct pbus_testd *pbus_testd_watchdog_daemon_;
+
+static inline void pbus_testd_on_alarm_(int sig)
+{
+	static const char tail[] = "/watchdog: no end within the time limit\n";
+	const char *suite = pbus_testd_watchdog_suite_;
+	ssize_t r;
+
+	(void)sig;
+	r = write(STDOUT_FILENO, "FAIL: ", 6);
+	r = write(STDOUT_FILENO, suite, strlen(suite));
+	r = write(STDOUT_FILENO, tail, sizeof tail - 1);
+	(void)r;
+	if (pbus_testd_watchdog_daemon_ && pbus_testd_watchdog_daemon_->pid > 0)
+		kill(pbus_testd_watchdog_daemon_->pid, SIGKILL);
+	_exit(1);
+}
+
+/* A test of @suite that has not ended after @seconds prints "FAIL:
+ * <suite>/watchdog: ...", kills @d's pbusd (may be NULL) and exits 1.
+ * Also ignores SIGPIPE (a peer that went away is an error return). */
+static inline void pbus_testd_watchdog(const char *suite, struct pbus_testd *d, unsigned seconds)
+{
+	struct sigaction sa;
+
+	pbus_testd_watchdog_suite_ = suite;
+	pbus_testd_watchdog_daemon_ = d;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = pbus_testd_on_alarm_;
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(seconds);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 /* Stop pbusd and remove the directory. */

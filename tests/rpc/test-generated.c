@@ -26,9 +26,9 @@
 #include "alltypes-rpc.h"
 #include "pbus-check.h"
 #include "pbus-testd.h"
+#include "rpc-test.h"
 
 #define ADDRESS "local:rpcgen:org.example.rpc.AllRpc"
-#define WAIT_MS 5000
 #define WATCHDOG_S 180
 
 static struct pbus_testd registry;
@@ -81,51 +81,19 @@ static const struct ar_server_AllRpc_impl impl = {
 	.describe_short = do_describe_short, /* describe_long left out: -ENOSYS */
 };
 
-static pid_t spawn_server(void)
+static bool serve_all(struct pbus_loop *loop, const void *arg)
 {
-	int ready[2];
-	char ch;
-	pid_t pid;
+	static struct state st;
+	struct ar_server_AllRpc *server;
+	struct pbus_rpc_options o = {.loop = loop, .socket_dir = registry.socket_dir};
 
-	if (pipe(ready) < 0)
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		static struct state st;
-		struct ar_server_AllRpc *server;
-		struct pbus_loop *loop;
-		struct pbus_rpc_options o = {.socket_dir = registry.socket_dir};
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(ready[0]);
-		if (pbus_loop_new(&loop) < 0)
-			_exit(2);
-		o.loop = loop;
-		if (ar_server_AllRpc_new_with_options(ADDRESS, &impl, &st, &o, &server) < 0) {
-			fprintf(stderr, "server: %s\n", pbus_rpc_last_error());
-			_exit(3);
-		}
-		if (write(ready[1], "r", 1) != 1)
-			_exit(4);
-		pbus_loop_run(loop);
-		_exit(0);
-	}
-	close(ready[1]);
-	if (pid < 0 || read(ready[0], &ch, 1) != 1) {
-		close(ready[0]);
-		return -1;
-	}
-	close(ready[0]);
-	return pid;
+	(void)arg;
+	return ar_server_AllRpc_new_with_options(ADDRESS, &impl, &st, &o, &server) == 0;
 }
 
-static void kill_server(pid_t pid)
+static pid_t spawn_server(void)
 {
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	return rpc_test_spawn(serve_all, NULL);
 }
 
 /* --- the client ---------------------------------------------------------------------- */
@@ -166,14 +134,6 @@ static void on_empty(struct ar_client_AllRpc *c, void *u)
 	(void)c;
 	atomic_fetch_add(&r->empties, 1);
 }
-
-#define WAIT_FOR(cond)                                                                   \
-	({                                                                               \
-		int64_t until_ = pbus_testd_now_ms() + WAIT_MS;                           \
-		while (!(cond) && pbus_testd_now_ms() < until_)                          \
-			usleep(2000);                                                    \
-		(cond);                                                                  \
-	})
 
 static int new_client(struct ar_client_AllRpc **c, bool inprocess)
 {
@@ -352,7 +312,7 @@ static void over_the_socket(void)
 	CHECK(WAIT_FOR(atomic_load(&rec.alarms) == 1 && atomic_load(&rec.empties) == 1));
 	CHECK_EQ_STR(rec.alarm_text, "for you");
 	ar_client_AllRpc_free(c);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void in_process(void)
@@ -381,22 +341,6 @@ static void in_process(void)
 	ar_server_AllRpc_free(server);
 }
 
-static void *loop_thread(void *p)
-{
-	pbus_loop_run(p);
-	return NULL;
-}
-
-static void on_watchdog(int sig)
-{
-	static const char text_out[] = "FAIL: rpc/generated/watchdog: no end within the time limit\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, text_out, sizeof text_out - 1) < 0) {
-	}
-	_exit(1);
-}
-
 int main(int argc, char **argv)
 {
 	pthread_t loop_tid;
@@ -406,9 +350,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test-generated PBUSD SCHEMA\n");
 		return 2;
 	}
-	signal(SIGALRM, on_watchdog);
-	alarm(WATCHDOG_S);
-	signal(SIGPIPE, SIG_IGN);
+	pbus_testd_watchdog("rpc/generated", &registry, WATCHDOG_S);
 	values_arena = pbus_rpc_arena_new();
 	everything(&sent);
 	if (!pbus_testd_init(&registry, argv[1], "rpcgen") || !pbus_testd_start(&registry, argv[2], NULL)) {
@@ -418,7 +360,7 @@ int main(int argc, char **argv)
 	}
 	if (pbus_loop_new(&client_loop) < 0)
 		return 1;
-	pthread_create(&loop_tid, NULL, loop_thread, client_loop);
+	pthread_create(&loop_tid, NULL, rpc_test_loop_thread, client_loop);
 
 	RUN_CASE(over_the_socket);
 	RUN_CASE(in_process);

@@ -27,9 +27,9 @@
 
 #include "pbus-check.h"
 #include "pbus-testd.h"
+#include "rpc-test.h"
 
 #define ADDRESS "local:rpc:org.test.Probe"
-#define WAIT_MS 5000
 #define WATCHDOG_S 240
 
 /* --- the interface, as generated code would have it ----------------------------------- */
@@ -154,55 +154,18 @@ static int server_subscription(void *object, const struct pbus_caller *caller, u
 
 static struct pbus_testd registry;
 
-/* A server process: serves until killed. Returns its pid. */
-static pid_t spawn_server(const struct pbus_rpc_interface *itf)
+/* A server process of @itf: serves until killed. */
+static bool serve_probe(struct pbus_loop *loop, const void *itf)
 {
-	int ready[2];
-	char c;
-	pid_t pid;
+	static struct server s;
+	struct pbus_rpc_options o = {.loop = loop, .socket_dir = registry.socket_dir};
 
-	if (pipe(ready) < 0)
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		struct server s = {0};
-		struct pbus_loop *loop;
-		struct pbus_rpc_options o = {.socket_dir = registry.socket_dir};
-		int r;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(ready[0]);
-		if (pbus_loop_new(&loop) < 0)
-			_exit(2);
-		o.loop = loop;
-		r = pbus_stub_new(ADDRESS, itf, server_dispatch, server_subscription, &s, &o, &s.stub);
-		if (r < 0) {
-			fprintf(stderr, "server: %s\n", pbus_rpc_last_error());
-			_exit(3);
-		}
-		if (write(ready[1], "r", 1) != 1)
-			_exit(4);
-		pbus_loop_run(loop);
-		_exit(0);
-	}
-	close(ready[1]);
-	if (pid < 0 || read(ready[0], &c, 1) != 1) {
-		close(ready[0]);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		return -1;
-	}
-	close(ready[0]);
-	return pid;
+	return pbus_stub_new(ADDRESS, itf, server_dispatch, server_subscription, &s, &o, &s.stub) == 0;
 }
 
-static void kill_server(pid_t pid)
+static pid_t spawn_server(const struct pbus_rpc_interface *itf)
 {
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	return rpc_test_spawn(serve_probe, itf);
 }
 
 /* --- the client side, as generated code would have it ----------------------------------- */
@@ -339,15 +302,6 @@ static int call_empty(struct client *c, unsigned method, uint32_t *ret)
 	return r;
 }
 
-/* Wait until @cond holds, dispatching nothing (the loop thread does). */
-#define WAIT_FOR(cond)                                                                   \
-	({                                                                               \
-		int64_t until_ = pbus_testd_now_ms() + WAIT_MS;                           \
-		while (!(cond) && pbus_testd_now_ms() < until_)                          \
-			usleep(2000);                                                    \
-		(cond);                                                                  \
-	})
-
 /* --- the cases ------------------------------------------------------------------------- */
 
 static void calls_over_the_socket(void)
@@ -394,7 +348,7 @@ static void calls_over_the_socket(void)
 	CHECK_EQ(call_add(&c, 1, 1, &sum), 0);
 	pbus_proxy_free(c.proxy);
 	pbus_rpc_arena_free(arena);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void fire_and_forget(void)
@@ -417,7 +371,7 @@ static void fire_and_forget(void)
 	CHECK_EQ(call_empty(&c, M_COUNT, &count), 0);
 	CHECK_EQ(count, 100);
 	pbus_proxy_free(c.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void timeouts(void)
@@ -437,7 +391,7 @@ static void timeouts(void)
 	CHECK_EQ(call_add(&c, 2, 3, &sum), 0);
 	CHECK_EQ(sum, 5);
 	pbus_proxy_free(c.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void server_death_mid_call(void)
@@ -492,7 +446,7 @@ static void client_death_mid_call(void)
 	CHECK_EQ(call_add(&c, 20, 22, &sum), 0);
 	CHECK_EQ(sum, 42);
 	pbus_proxy_free(c.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 struct thread_arg {
@@ -531,7 +485,7 @@ static void concurrent_calls(void)
 		CHECK_MSG(args[i].errors == 0, "thread %d: %d wrong results", i, args[i].errors);
 	}
 	pbus_proxy_free(c.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void broadcasts_to_64(void)
@@ -569,7 +523,7 @@ static void broadcasts_to_64(void)
 	for (int i = 0; i < 64; i++)
 		pbus_proxy_free(c[i].proxy);
 	pbus_proxy_free(refused.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void versions(void)
@@ -594,7 +548,7 @@ static void versions(void)
 	REQUIRE_EQ(client_new_with(&c, &probe_2_0, "other", false), 0);
 	CHECK_EQ(call_add(&c, 1, 2, &sum), -EPROTO);
 	pbus_proxy_free(c.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void who_may_call(void)
@@ -613,7 +567,7 @@ static void who_may_call(void)
 		pbus_proxy_free(c.proxy);
 	}
 	if (geteuid() != 0) {
-		kill_server(server);
+		rpc_test_kill(server);
 		return;
 	}
 	/* As nobody, not in the method's group: EPERM, and other methods work. */
@@ -640,7 +594,7 @@ static void who_may_call(void)
 	waitpid(child, &status, 0);
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the unprivileged caller: status %d",
 		  status);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void reconnects_by_itself(void)
@@ -655,7 +609,7 @@ static void reconnects_by_itself(void)
 	pbus_proxy_on_availability(c.proxy, client_availability, NULL);
 	CHECK(WAIT_FOR(atomic_load(&c.available_events) == 1));
 	CHECK_EQ(pbus_proxy_subscribe(c.proxy, B_TICK), 0);
-	kill_server(server);
+	rpc_test_kill(server);
 	CHECK(WAIT_FOR(!pbus_proxy_available(c.proxy)));
 	CHECK(WAIT_FOR(atomic_load(&c.unavailable_events) == 1));
 	server = spawn_server(&probe_1_1);
@@ -668,7 +622,7 @@ static void reconnects_by_itself(void)
 	CHECK_EQ(call_fire(&c, 9, "again"), 0);
 	CHECK(WAIT_FOR(atomic_load(&c.last_tick) == 9));
 	pbus_proxy_free(c.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static void registry_restart(void)
@@ -704,7 +658,7 @@ static void registry_restart(void)
 		}
 	}
 	pbus_proxy_free(c.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 }
 
 static struct server inproc_server;
@@ -787,7 +741,7 @@ static void no_allocation_per_call(void)
 		call_add(&c, i, i, &sum);
 	CHECK_MSG(allocations == before, "%lu allocations in 1000 calls", allocations - before);
 	pbus_proxy_free(c.proxy);
-	kill_server(server);
+	rpc_test_kill(server);
 #else
 	/* The sanitizers' allocators cannot be counted this way; the plain
 	 * build runs this case. */
@@ -835,22 +789,6 @@ static void loop_quit_before_run(void)
 
 /* --- main ------------------------------------------------------------------------------ */
 
-static void *loop_thread(void *p)
-{
-	pbus_loop_run(p);
-	return NULL;
-}
-
-static void on_watchdog(int sig)
-{
-	static const char text[] = "FAIL: rpc/runtime/watchdog: no end within the time limit\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, text, sizeof text - 1) < 0) {
-	}
-	_exit(1);
-}
-
 int main(int argc, char **argv)
 {
 	pthread_t loop_tid;
@@ -860,9 +798,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test-runtime PBUSD SCHEMA\n");
 		return 2;
 	}
-	signal(SIGALRM, on_watchdog);
-	alarm(WATCHDOG_S);
-	signal(SIGPIPE, SIG_IGN);
+	pbus_testd_watchdog("rpc/runtime", &registry, WATCHDOG_S);
 	setenv("PBUS_TEST_SCHEMA", argv[2], 1);
 	if (!pbus_testd_init(&registry, argv[1], "rpc") || !pbus_testd_start(&registry, argv[2], NULL)) {
 		CHECK_FAIL("cannot start pbusd");
@@ -871,7 +807,7 @@ int main(int argc, char **argv)
 	}
 	if (pbus_loop_new(&client_loop) < 0)
 		return 1;
-	pthread_create(&loop_tid, NULL, loop_thread, client_loop);
+	pthread_create(&loop_tid, NULL, rpc_test_loop_thread, client_loop);
 
 	RUN_CASE(loop_quit_before_run);
 	RUN_CASE(calls_over_the_socket);

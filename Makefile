@@ -69,7 +69,8 @@ test: build build-asan build-tsan
 test-quick: build
 	@python3 tests/run-all --build $(BUILD) --quick
 
-# Scenarios 1-3 (the table, the server, method calls) on the host, scenario 4
+# Scenarios 1-3 (the table, the server, method calls) and 5 (Java through
+# FFM: JMH from Maven Central, needs a JDK 22+) on the host, scenario 4
 # (hardware) in the test VM.
 bench: build
 	@mkdir -p $(BUILD)/bench
@@ -77,6 +78,7 @@ bench: build
 	python3 bench/run-socket-server.py $(BUILD)/dev
 	python3 bench/run-methods.py $(BUILD)/dev
 	python3 bench/run-hw.py --runs 5
+	python3 bench/run-java.py $(BUILD)/dev
 
 bench-quick: build
 	@mkdir -p $(BUILD)/bench
@@ -84,6 +86,7 @@ bench-quick: build
 	python3 bench/run-socket-server.py $(BUILD)/dev --quick
 	python3 bench/run-methods.py $(BUILD)/dev --quick
 	python3 bench/run-hw.py --quick
+	python3 bench/run-java.py $(BUILD)/dev --quick
 
 # The Java binding's jar (docs/java.md), built by Maven with the JDK that
 # scripts/java-env finds, into $(BUILD)/java/parambus-VERSION.jar.

@@ -17,7 +17,8 @@ order rotated by one every round, the two halves of each comparison in
 alternating order:
   read     JMH ReadBench (javaRead: ParamTable.getDouble of p000; arrayRead:
            a double[] element, the floor; segmentAcquireRead: one acquire
-           load from the mapped segment), pinned to the last CPU; then
+           load from the mapped segment; segmentSeqlockRead: the protocol's
+           read by hand on that mapping), pinned to the last CPU; then
            BUILD/bench/read-double (pbus_param_get_double() of p000, and
            --array: the C floor) on the same CPU, timed the way JMH times:
            warm-up and measured iterations of the same length;
@@ -561,6 +562,8 @@ def keys(figs, summary22):
                                                     m.get("CallBench.ffmNull"))
     res["java_read_vs_segment_acquire_read"] = ratio(m.get("ReadBench.segmentAcquireRead"),
                                                      m.get("ReadBench.javaRead"))
+    res["java_read_vs_segment_seqlock_read"] = ratio(m.get("ReadBench.segmentSeqlockRead"),
+                                                     m.get("ReadBench.javaRead"))
     res["c_read_vs_c_array_read"] = ratio(m.get("c_array_read"), m.get("c_read"))
     res["java_array_read_vs_c_array_read"] = ratio(m.get("c_array_read"),
                                                    m.get("ReadBench.arrayRead"))
@@ -635,7 +638,8 @@ def table(res, figs, summary22):
         lines.append("| `%s` | %s | %s %s | %s |" % (k, v, op, lim,
                                                      "met" if target_met(v, op, lim) else "MISSED"))
     for k in ("java_socket_get_vs_c_socket_get_cross_cpu", "ffm_noncritical_call_vs_jni_call",
-              "java_read_vs_segment_acquire_read", "c_read_vs_c_array_read",
+              "java_read_vs_segment_acquire_read", "java_read_vs_segment_seqlock_read",
+              "c_read_vs_c_array_read",
               "java_array_read_vs_c_array_read", "java_displayer_worst_window_ops",
               "java_displayer_vs_c_displayer", "java_socket_get_bytes_per_op"):
         if res.get(k) is not None:

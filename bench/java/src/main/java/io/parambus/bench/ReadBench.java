@@ -26,6 +26,12 @@ import org.openjdk.jmh.annotations.TearDown;
  * p000's slot in the segment, mapped read-only by the benchmark: the least
  * an in-place read of the segment costs (a consistent read takes at least
  * this load, the value's and a second look at the version);
+ * <li>{@code segmentSeqlockRead}: the protocol's read of a scalar double
+ * (docs/segment-format.md §4.1: the version with acquire, the value from
+ * copy {@code seq & 1}, an acquire fence, the version again, retried while
+ * it changed) written by hand on the same mapping, without the binding's
+ * index and type checks or its reader's turns: what a Java reader of the
+ * segment costs before any API is put around it.
  * </ul>
  * The C read that the runner times beside them is bench/java/native/read-double.c;
  * every benchmark returns its value, which JMH consumes.
@@ -37,6 +43,10 @@ import org.openjdk.jmh.annotations.TearDown;
 @State(Scope.Thread)
 public class ReadBench {
     private static final VarHandle SEGMENT_LONG = ValueLayout.JAVA_LONG.varHandle();
+    // docs/segment-format.md §2.5: a slot's copies start at 16, a copy's
+    // value at 16 within it, a scalar's copies are 24 bytes apart.
+    private static final long SLOT_VALUE0 = 16 + 16;
+    private static final long SCALAR_COPY_STRIDE = 24;
 
     private final double[] values = new double[200];
     private int arrayIndex;
@@ -70,6 +80,26 @@ public class ReadBench {
     public void close() {
         if (mapped != null) {
             mapped.close();
+        }
+    }
+
+    /**
+     * The protocol's read of p000 by hand (§4.1), retried while a write
+     * completed meanwhile.
+     *
+     * @return the value
+     */
+    @Benchmark
+    public double segmentSeqlockRead() {
+        final MemorySegment seg = segment;
+        final long s = slot;
+        for (;;) {
+            long seq = (long) SEGMENT_LONG.getAcquire(seg, s);
+            long word = (long) SEGMENT_LONG.getOpaque(seg, s + SLOT_VALUE0 + (seq & 1) * SCALAR_COPY_STRIDE);
+            VarHandle.acquireFence();
+            if ((long) SEGMENT_LONG.getOpaque(seg, s) == seq) {
+                return Double.longBitsToDouble(word);
+            }
         }
     }
 

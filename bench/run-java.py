@@ -570,7 +570,7 @@ def keys(figs, summary22):
 
     def alloc(name):
         xs = [f["alloc_b_per_op"] for f in figs.get(name, []) if f.get("alloc_b_per_op") is not None]
-        return max(xs) if xs else None
+        return round(max(xs), 5) if xs else None
     res["java_read_bytes_per_op"] = alloc("ReadBench.javaRead")
     res["java_socket_get_bytes_per_op"] = alloc("java_get_same")
     res["ffm_call_bytes_per_op"] = alloc("CallBench.ffmCriticalNull")

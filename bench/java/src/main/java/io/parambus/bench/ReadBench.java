@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 package io.parambus.bench;
 
+import io.parambus.ParamTable;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -21,6 +22,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * instance that bench/run-java.py starts (system property
  * {@code pbus.bench.instance}, schema bench/schemas/param-table.pbs):
  * <ul>
+ * <li>{@code javaRead}: {@link ParamTable#getDouble(int)} of parameter p000
+ * on a table opened read-only, the binding's read in place (the contender);
  * <li>{@code arrayRead}: an element of a plain {@code double[]}, the floor;
  * <li>{@code segmentAcquireRead}: one acquire load of a word of parameter
  * p000's slot in the segment, mapped read-only by the benchmark: the least
@@ -53,13 +56,15 @@ public class ReadBench {
     private MappedSegment mapped;
     private MemorySegment segment;
     private long slot;
+    private ParamTable table;
+    private int index;
 
     /** Creates the state (JMH does). */
     public ReadBench() {
     }
 
     /**
-     * Maps the instance's segment and finds p000.
+     * Opens the instance read-only, maps its segment, and finds p000 in both.
      *
      * @throws IOException if the segment cannot be mapped
      */
@@ -73,11 +78,16 @@ public class ReadBench {
         mapped = new MappedSegment(instance);
         segment = mapped.segment();
         slot = mapped.slotOffset("p000");
+        table = ParamTable.open(instance);
+        index = table.index("p000");
     }
 
-    /** Unmaps the segment. */
+    /** Closes the table and unmaps the segment. */
     @TearDown(Level.Trial)
     public void close() {
+        if (table != null) {
+            table.close();
+        }
         if (mapped != null) {
             mapped.close();
         }
@@ -111,6 +121,16 @@ public class ReadBench {
     @Benchmark
     public double arrayRead() {
         return values[arrayIndex];
+    }
+
+    /**
+     * The binding's read of one double, in place.
+     *
+     * @return the value
+     */
+    @Benchmark
+    public double javaRead() {
+        return table.getDouble(index);
     }
 
     /**

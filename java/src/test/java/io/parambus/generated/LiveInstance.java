@@ -77,7 +77,7 @@ final class LiveInstance implements AutoCloseable {
                 build.resolve("daemon/pbusd").toString(), "--schema", schema.toString(),
                 "--instance", name, "--state-dir", dir.resolve("state").toString(),
                 "--socket-dir", dir.resolve("sock").toString(), "--save-delay", "0",
-                "--log-level", "warning", "--notify-fd", "3");
+                "--log-level", "error", "--notify-fd", "3");
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
         Process p = pb.start();
         processes.add(p);

@@ -129,21 +129,21 @@ public final class PsuWatch {
                     }
                 }
                 now = System.nanoTime();
-                double amps = psu.getMeasuredCurrent();
-                if (psu.getOutputEnable() && amps > fuse) {
-                    psu.setOutputEnable(false);
-                    say("fuse: %.3f A above %.3f A: output off", amps, fuse);
-                    retryAt = retry > 0 ? now + (long) (retry * 1e9) : Long.MAX_VALUE;
-                } else if (now - retryAt >= 0) {
-                    psu.setOutputEnable(true);
-                    say("output on (retry)");
-                    retryAt = Long.MAX_VALUE;
-                }
                 OutputState state = psu.getOutputState();
                 if (state != shown) {
                     say("output state %s%s", state,
                             state == OutputState.TRIPPED ? " (" + psu.getTripCause() + ")" : "");
                     shown = state;
+                }
+                double amps = psu.getMeasuredCurrent();
+                if (psu.getOutputEnable() && amps > fuse) {
+                    psu.setOutputEnable(false);
+                    say("fuse: %.4f A above %.4f A: output off", amps, fuse);
+                    retryAt = retry > 0 ? now + (long) (retry * 1e9) : Long.MAX_VALUE;
+                } else if (now - retryAt >= 0) {
+                    psu.setOutputEnable(true);
+                    say("output on (retry)");
+                    retryAt = Long.MAX_VALUE;
                 }
                 if (now - nextPrint >= 0) {
                     say("%6.1f s %8.3f V %7.3f A  %s", (now - start) / 1e9, psu.getMeasuredVoltage(), amps,

@@ -11,7 +11,7 @@ PYTHON    := $(VENV)/bin/python
 PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps venv build build-asan build-tsan demo demo-hw calculator test test-quick bench bench-quick \
+.PHONY: all deps venv build build-asan build-tsan demo demo-hw calculator java test test-quick bench bench-quick \
         install format clean help
 
 all: build
@@ -24,7 +24,8 @@ help:
 	@echo "make test-quick   the plain build's tests only (no sanitizers, fuzzers or VM)"
 	@echo "make bench        run the benchmarks (results in $(BUILD)/bench/)"
 	@echo "make bench-quick  run each benchmark briefly (smoke check)"
-	@echo "make install PREFIX=DIR   install libraries, headers, package files and tools"
+	@echo "make java         build the Java binding's jar (java/, needs a JDK 22+; $(BUILD)/java)"
+	@echo "make install PREFIX=DIR   install libraries, headers, package files, tools and the jar"
 	@echo "make format       apply .clang-format to the C sources"
 
 deps:
@@ -84,11 +85,23 @@ bench-quick: build
 	python3 bench/run-methods.py $(BUILD)/dev --quick
 	python3 bench/run-hw.py --quick
 
-install: build
+# The Java binding's jar (docs/java.md), built by Maven with the JDK that
+# scripts/java-env finds, into $(BUILD)/java/parambus-VERSION.jar.
+JAVA_JAR = $(BUILD)/java/parambus-$(shell sed -n 's/^project.parambus VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt).jar
+java:
+	@home=$$(scripts/java-env) && JAVA_HOME=$$home MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow $$MAVEN_OPTS" mvn -q -B -Dstyle.color=never -f java/pom.xml \
+	    -Dpbus.java.out=$(abspath $(BUILD))/java -DskipTests package
+	@echo "java: $(JAVA_JAR)"
+
+# The jar goes to PREFIX/share/java (Debian's place for jars), as
+# parambus-VERSION.jar and parambus.jar.
+install: build java
 	cmake --install $(BUILD)/dev --prefix $(abspath $(PREFIX))
 	$(PYTHON) -m pip install -q --disable-pip-version-check --upgrade \
 	    --target $(abspath $(PREFIX))/lib/parambus/python ./gen
 	install -D -m 755 scripts/pbus-gen.in $(abspath $(PREFIX))/bin/pbus-gen
+	install -D -m 644 $(JAVA_JAR) $(abspath $(PREFIX))/share/java/$(notdir $(JAVA_JAR))
+	ln -sf $(notdir $(JAVA_JAR)) $(abspath $(PREFIX))/share/java/parambus.jar
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -96,6 +96,8 @@ struct pbus_proxy {
 	bool reading;
 	int rcvtimeo_ms; /* what SO_RCVTIMEO is set to */
 	struct pbus_frame_in in;
+	int closed_code;          /* an ERROR about the connection (id 0): its code, or 0 */
+	char closed_message[400]; /* and its message, for the calls that fail with it */
 	uint32_t next_id;
 	struct waiting *waiting;
 	struct async_call *asyncs;
@@ -329,8 +331,19 @@ static int process_input(struct pbus_proxy *p)
 			queue_event(p, PBUS_WIRE_BROADCAST, body, n);
 		else if (h.id != 0)
 			take_reply(p, &h, body, n);
-		else if (h.type == PBUS_WIRE_ERROR)
-			return -EPROTO; /* about the connection: it closes */
+		else if (h.type == PBUS_WIRE_ERROR) {
+			/* About the connection (a server that is full, a
+			 * handshake too slow): it closes, and the calls
+			 * waiting fail with its code and message. */
+			struct pbus_proto_error err;
+
+			if (pbus_proto_error_decode(body, n, &err, NULL) == 0 && err.code < 0) {
+				p->closed_code = err.code;
+				snprintf(p->closed_message, sizeof p->closed_message, "%.*s",
+					 (int)err.message.length, err.message.s);
+			}
+			return -EPROTO;
+		}
 	}
 	return r < 0 ? r : 0;
 }
@@ -351,14 +364,18 @@ static void connection_lost(struct pbus_proxy *p)
 	for (struct waiting *w = p->waiting; w; w = w->next)
 		if (!w->done) {
 			w->done = true;
-			w->result = -ECONNRESET;
-			snprintf(w->message, sizeof w->message, "the server of %s went away", p->address);
+			w->result = p->closed_code ? p->closed_code : -ECONNRESET;
+			if (p->closed_code)
+				snprintf(w->message, sizeof w->message, "%s", p->closed_message);
+			else
+				snprintf(w->message, sizeof w->message, "the server of %s went away", p->address);
 		}
 	for (struct async_call *c = p->asyncs; c; c = c->next)
 		if (!c->completed) {
 			c->completed = true;
-			c->result = -ECONNRESET;
+			c->result = p->closed_code ? p->closed_code : -ECONNRESET;
 		}
+	p->closed_code = 0;
 	pbus_loop_post(p->loop, &p->events_job);
 	pthread_mutex_lock(&p->svc_lock);
 	p->svc_known = false; /* look it up again */

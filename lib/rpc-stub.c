@@ -29,16 +29,26 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clock-internal.h"
 #include "process-internal.h"
 #include "rpc-internal.h"
 
 #define STUB_READ_CHUNK (16u * 1024)
 #define STUB_READ_BUDGET 16
+/* The limits of docs/methods.md §3.4, pbusd's of socket-protocol.md §4:
+ * connections in all, of one unprivileged uid, the places kept for root
+ * and the server's own uid, and the time to send CONNECT (or the rest of
+ * a frame). */
+#define STUB_MAX_CONNECTIONS 256
+#define STUB_MAX_PER_USER (STUB_MAX_CONNECTIONS / 4)
+#define STUB_RESERVED 8
+#define STUB_FRAME_TIMEOUT_NS (10 * 1000000000LL)
 
 struct stub_conn {
 	struct loop_source source;
 	struct pbus_stub *stub;
 	struct pbus_caller caller;
+	struct loop_timer timer; /* CONNECT, or the rest of a frame, is due */
 	bool connected; /* CONNECT accepted */
 	bool closing;   /* flush what is queued, then close */
 	struct pbus_frame_in in;
@@ -527,6 +537,7 @@ static void conn_close(struct stub_conn *c)
 	unsigned n = stub->itf->broadcast_count;
 
 	pbus_loop_remove(stub->loop, &c->source);
+	pbus_loop_timer_cancel(stub->loop, &c->timer);
 	pthread_mutex_lock(&stub->lock);
 	for (struct stub_conn **p = &stub->conns; *p; p = &(*p)->next)
 		if (*p == c) {
@@ -604,6 +615,14 @@ static void conn_ready(struct loop_source *source, uint32_t events)
 		conn_close(c);
 		return;
 	}
+	/* Before CONNECT the timer runs from the accept; after it, while a
+	 * frame is half received. */
+	if (c->connected && !c->closing) {
+		if (c->in.end == c->in.start)
+			pbus_loop_timer_cancel(stub->loop, &c->timer);
+		else if (!c->timer.at_ns)
+			pbus_loop_timer_set(stub->loop, &c->timer, pbus_monotonic_ns() + STUB_FRAME_TIMEOUT_NS);
+	}
 check_closing:
 	if (c->closing) {
 		pthread_mutex_lock(&c->out_lock);
@@ -612,6 +631,65 @@ check_closing:
 		conn_close(c);
 	}
 	(void)stub;
+}
+
+/* A connection that sent no CONNECT, or only part of a frame, within the
+ * frame timeout: ERROR EPROTO and close (the loop thread). */
+static void conn_timed_out(struct loop_timer *timer)
+{
+	struct stub_conn *c = (struct stub_conn *)((char *)timer - offsetof(struct stub_conn, timer));
+	size_t have = c->in.end - c->in.start;
+
+	if (c->closing || c->source.fd < 0)
+		return;
+	if (!c->connected)
+		conn_error(c, 0, -EPROTO, true, "no CONNECT within %lld s", STUB_FRAME_TIMEOUT_NS / 1000000000LL);
+	else
+		conn_error(c, 0, -EPROTO, true, "truncated frame: %zu byte%s came within %lld s", have,
+			   have == 1 ? "" : "s", STUB_FRAME_TIMEOUT_NS / 1000000000LL);
+	pthread_mutex_lock(&c->out_lock);
+	conn_flush_locked(c);
+	pthread_mutex_unlock(&c->out_lock);
+	conn_close(c);
+}
+
+/* Whether the connection @fd of @cred may be served (docs/methods.md §3.4):
+ * at most STUB_MAX_CONNECTIONS, of which an unprivileged uid (not root,
+ * not the server's own) has at most STUB_MAX_PER_USER and never one of
+ * the last STUB_RESERVED. A refused one gets ERROR EUSERS (id 0) at once
+ * and is closed here. */
+static bool admit(struct pbus_stub *stub, int fd, const struct ucred *cred)
+{
+	bool privileged = cred->uid == 0 || cred->uid == geteuid();
+	unsigned all = 0, mine = 0;
+	char message[400] = "";
+	struct pbus_wire_buf b = {0};
+
+	pthread_mutex_lock(&stub->lock);
+	for (struct stub_conn *c = stub->conns; c; c = c->next) {
+		all++;
+		if (c->caller.uid == cred->uid)
+			mine++;
+	}
+	pthread_mutex_unlock(&stub->lock);
+	if (all >= STUB_MAX_CONNECTIONS)
+		snprintf(message, sizeof message, "too many connections to %s (at most %d)", stub->address,
+			 STUB_MAX_CONNECTIONS);
+	else if (!privileged && mine >= STUB_MAX_PER_USER)
+		snprintf(message, sizeof message, "too many connections to %s for uid %u (at most %d)",
+			 stub->address, (unsigned)cred->uid, STUB_MAX_PER_USER);
+	else if (!privileged && all >= STUB_MAX_CONNECTIONS - STUB_RESERVED)
+		snprintf(message, sizeof message,
+			 "%s is full: the last %d connections are kept for root and the server's user",
+			 stub->address, STUB_RESERVED);
+	if (!*message)
+		return true;
+	pbus_proto_error_encode(&b, 0, -EUSERS, message);
+	if (b.data)
+		(void)!send(fd, b.data, b.size, MSG_DONTWAIT | MSG_NOSIGNAL);
+	pbus_wire_buf_free(&b);
+	close(fd);
+	return false;
 }
 
 static void listen_ready(struct loop_source *source, uint32_t events)
@@ -637,8 +715,14 @@ static void listen_ready(struct loop_source *source, uint32_t events)
 			close(fd);
 			continue;
 		}
+		if (!admit(stub, fd, &cred)) {
+			free(c->subscribed);
+			free(c);
+			continue;
+		}
 		c->stub = stub;
 		c->source = (struct loop_source){.fd = fd, .ready = conn_ready};
+		c->timer.expired = conn_timed_out;
 		c->caller = (struct pbus_caller){.id = rpc_next_caller_id(), .pid = cred.pid,
 						 .uid = cred.uid, .gid = cred.gid, .arena = stub->arena};
 		pbus_process_groups(cred.pid, &c->caller.groups, &c->caller.group_count);
@@ -649,6 +733,8 @@ static void listen_ready(struct loop_source *source, uint32_t events)
 		pthread_mutex_unlock(&stub->lock);
 		if (pbus_loop_add(stub->loop, &c->source, EPOLLIN | EPOLLRDHUP) < 0)
 			conn_close(c);
+		else
+			pbus_loop_timer_set(stub->loop, &c->timer, pbus_monotonic_ns() + STUB_FRAME_TIMEOUT_NS);
 	}
 }
 

@@ -18,11 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <parambus/client.h>
 #include <parambus/rpc.h>
 
 #include "pbus-check.h"
@@ -597,6 +601,164 @@ static void who_may_call(void)
 	rpc_test_kill(server);
 }
 
+/* A raw connection to the abstract socket @endpoint; -1 on failure. */
+static int raw_connect(const char *endpoint)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t n = strlen(endpoint);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || n + 1 > sizeof sa.sun_path)
+		return -1;
+	memcpy(sa.sun_path + 1, endpoint, n);
+	if (connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The ERROR frame (socket-protocol.md §2: 12-byte header, i32 code, str
+ * message) that @fd receives within @timeout_ms, followed by the end of
+ * the stream: its code (negative) with the message in @msg, or 1 if
+ * nothing came in time, 2 for anything else. */
+static int raw_error(int fd, int timeout_ms, char *msg, size_t size)
+{
+	unsigned char buf[600];
+	size_t have = 0;
+	int64_t until = pbus_testd_now_ms() + timeout_ms;
+
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int64_t left = until - pbus_testd_now_ms();
+		ssize_t got;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return 1;
+		got = recv(fd, buf + have, sizeof buf - have, 0);
+		if (got < 0)
+			return 2;
+		if (got == 0)
+			break;
+		have += (size_t)got;
+		if (have == sizeof buf)
+			return 2;
+	}
+	uint32_t length, id, mlen;
+	uint16_t type;
+	int32_t code;
+
+	if (have < 24)
+		return 2;
+	memcpy(&length, buf, 4);
+	memcpy(&type, buf + 4, 2);
+	memcpy(&id, buf + 8, 4);
+	memcpy(&code, buf + 12, 4);
+	memcpy(&mlen, buf + 16, 4);
+	if (length != have || type != 16 || id != 0 || 20 + (size_t)mlen != have || code >= 0)
+		return 2;
+	snprintf(msg, size, "%.*s", (int)mlen, (const char *)buf + 20);
+	return code;
+}
+
+/* What a local user can do to a server it may connect to: hold at most its
+ * uid's share of the connections (the server's user and root still get
+ * in), and no connection without CONNECT lives past the frame timeout. */
+static void hostile_connections(void)
+{
+	pid_t server = spawn_server(&probe_1_1);
+	struct pbus_client *reg = NULL;
+	struct pbus_service_info info;
+	int status = -1;
+	pid_t child;
+
+	struct pbus_client_options o = {.socket_dir = registry.socket_dir};
+	int r;
+
+	REQUIRE(server > 0);
+	r = pbus_client_connect("rpc", &o, &reg);
+	CHECK_EQ(r, 0);
+	if (r == 0) {
+		r = pbus_client_lookup_service(reg, ADDRESS, &info);
+		CHECK_EQ(r, 0);
+		CHECK(r < 0 || info.available);
+		pbus_client_close(reg);
+	}
+	if (r < 0 || !info.available || geteuid() != 0) {
+		rpc_test_kill(server);
+		return;
+	}
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		int fds[64], extra, idle;
+		char msg[400] = "";
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(10);
+		/* One connection that never speaks, then the rest of the share. */
+		idle = raw_connect(info.endpoint);
+		if (idle < 0)
+			_exit(11);
+		for (int i = 0; i < 63; i++)
+			if ((fds[i] = raw_connect(info.endpoint)) < 0)
+				_exit(12);
+		extra = raw_connect(info.endpoint);
+		if (extra < 0 || raw_error(extra, 5000, msg, sizeof msg) != -EUSERS)
+			_exit(13);
+		if (!strstr(msg, "too many connections to " ADDRESS " for uid 65534 (at most 64)")) {
+			fprintf(stderr, "message: %s\n", msg);
+			_exit(14);
+		}
+		close(extra);
+		/* A proxy of this user is refused with the server's reason. */
+		{
+			struct client c;
+			int32_t sum = 0;
+
+			client_loop = NULL;
+			setenv("PBUS_OWNER", "root", 1);
+			if (client_new(&c) < 0)
+				_exit(17);
+			if (call_add(&c, 1, 2, &sum) != -EUSERS ||
+			    !strstr(pbus_rpc_last_error(), "for uid 65534 (at most 64)")) {
+				fprintf(stderr, "proxy: %s\n", pbus_rpc_last_error());
+				_exit(18);
+			}
+			pbus_proxy_free(c.proxy);
+		}
+		/* The silent one is told and closed after 10 s. */
+		if (raw_error(idle, 15000, msg, sizeof msg) != -EPROTO || !strstr(msg, "no CONNECT within 10 s")) {
+			fprintf(stderr, "message: %s\n", msg);
+			_exit(15);
+		}
+		/* Its place is free again: a new connection gets in (and is
+		 * closed in its turn). */
+		extra = raw_connect(info.endpoint);
+		if (extra < 0 || raw_error(extra, 500, msg, sizeof msg) != 1)
+			_exit(16);
+		for (int i = 0; i < 63; i++)
+			close(fds[i]);
+		close(extra);
+		_exit(0);
+	}
+	/* While the child holds its share, root calls as usual. */
+	{
+		struct client c;
+		int32_t sum = 0;
+
+		usleep(200 * 1000);
+		CHECK_EQ(client_new(&c), 0);
+		CHECK_EQ(call_add(&c, 20, 22, &sum), 0);
+		CHECK_EQ(sum, 42);
+		pbus_proxy_free(c.proxy);
+	}
+	waitpid(child, &status, 0);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the unprivileged user: status %d",
+		  status);
+	rpc_test_kill(server);
+}
+
 static void reconnects_by_itself(void)
 {
 	pid_t server = spawn_server(&probe_1_1);
@@ -819,6 +981,7 @@ int main(int argc, char **argv)
 	RUN_CASE(broadcasts_to_64);
 	RUN_CASE(versions);
 	RUN_CASE(who_may_call);
+	RUN_CASE(hostile_connections);
 	RUN_CASE(reconnects_by_itself);
 	RUN_CASE(in_process);
 	RUN_CASE(no_allocation_per_call);

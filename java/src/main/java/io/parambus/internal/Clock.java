@@ -1,0 +1,53 @@
+package io.parambus.internal;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * CLOCK_MONOTONIC in ns, as the wake segment's reader's turns and every futex deadline
+ * use it (docs/segment-format.md §4.5, §4.7).
+ *
+ * <p>HotSpot on Linux implements {@link System#nanoTime()} as
+ * {@code clock_gettime(CLOCK_MONOTONIC)} without an offset, which makes it the same clock
+ * as C's; that is checked once, at class initialisation, against the C library's
+ * reading. If the check fails (another JVM), every reading is a {@code clock_gettime}
+ * call instead (which then allocates a little native memory per call).
+ *
+ * <p>Threads: any.
+ */
+public final class Clock {
+    private Clock() {
+    }
+
+    private static final boolean NANO_TIME_IS_MONOTONIC = check();
+
+    private static boolean check() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocate(16, 8);
+            for (int attempt = 0; attempt < 5; attempt++) {
+                long before = System.nanoTime();
+                long c = Native.clockNs(Native.CLOCK_MONOTONIC, buf);
+                long after = System.nanoTime();
+                if (before <= c && c <= after && after - before < 1_000_000) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /** CLOCK_MONOTONIC, ns. */
+    public static long monotonicNs() {
+        if (NANO_TIME_IS_MONOTONIC) {
+            return System.nanoTime();
+        }
+        try (Arena a = Arena.ofConfined()) {
+            return Native.clockNs(Native.CLOCK_MONOTONIC, a.allocate(16, 8));
+        }
+    }
+
+    /** Whether {@link System#nanoTime()} was found to be CLOCK_MONOTONIC (for the tests). */
+    public static boolean nanoTimeIsMonotonic() {
+        return NANO_TIME_IS_MONOTONIC;
+    }
+}

@@ -177,50 +177,50 @@ def java_error(tmp_path, capsys, fidl: str, extra=()) -> str:
 
 
 @pytest.mark.parametrize("fidl, message", [
-    ("package p\ninterface I {\n  attribute Int8 ^class\n}\n",
+    pytest.param("package p\ninterface I {\n  attribute Int8 ^class\n}\n",
      "m.fidl:3:18: error: Java method 'getClass' of parameter 'class' clashes with "
-     "java.lang.Object; rename one"),
-    ("package p\ninterface I {\n  attribute Int8 a_b\n  attribute Int8 aB\n}\n",
+     "java.lang.Object; rename one", id="getClass"),
+    pytest.param("package p\ninterface I {\n  attribute Int8 a_b\n  attribute Int8 aB\n}\n",
      "m.fidl:4:18: error: Java constant 'A_B' of parameter 'aB' clashes with parameter "
-     "'a_b'; rename one"),
-    ("package p\ninterface I {\n  attribute Int8 ab_c\n  attribute Int8 abC_\n}\n",
+     "'a_b'; rename one", id="constant-clash"),
+    pytest.param("package p\ninterface I {\n  attribute Int8 ab_c\n  attribute Int8 abC_\n}\n",
      "m.fidl:4:18: error: Java method 'getAbC' of parameter 'abC_' clashes with parameter "
-     "'ab_c'; rename one"),
-    ("package p\ninterface I {\n  attribute Int8 ^interface\n}\n",
+     "'ab_c'; rename one", id="method-clash"),
+    pytest.param("package p\ninterface I {\n  attribute Int8 ^interface\n}\n",
      "m.fidl:3:18: error: Java constant 'INTERFACE' of parameter 'interface' clashes "
-     "with the generated class; rename one"),
-    ("package p\ninterface I {\n  struct S { Int8 x }\n  attribute S limits\n"
+     "with the generated class; rename one", id="fixed-constant"),
+    pytest.param("package p\ninterface I {\n  struct S { Int8 x }\n  attribute S limits\n"
      "  attribute Int8 Limits\n}\n",
      "m.fidl:4:15: error: Java method 'getLimits' of struct attribute 'limits' clashes "
-     "with parameter 'Limits'; rename one"),
-    ("package p\ninterface I {\n  enumeration E { value other }\n  attribute E e\n}\n",
+     "with parameter 'Limits'; rename one", id="struct-getter-clash"),
+    pytest.param("package p\ninterface I {\n  enumeration E { value other }\n  attribute E e\n}\n",
      "m.fidl:3:19: error: Java enum constant 'value' of enumerator 'p.I.E.value' clashes "
-     "with the enum's own field; rename one"),
-    ("package p\ninterface I {\n  enumeration E { ^default }\n  attribute E e\n}\n",
+     "with the enum's own field; rename one", id="enumerator-value"),
+    pytest.param("package p\ninterface I {\n  enumeration E { ^default }\n  attribute E e\n}\n",
      "m.fidl:3:19: error: Java name 'default' of enumerator 'p.I.E.default' is not a Java "
-     "identifier or is a keyword; rename it"),
-    ("package p\ninterface I {\n  struct S { Int8 hashCode }\n  attribute S s\n}\n",
+     "identifier or is a keyword; rename it", id="enumerator-keyword"),
+    pytest.param("package p\ninterface I {\n  struct S { Int8 hashCode }\n  attribute S s\n}\n",
      "m.fidl:3:19: error: Java record component 'hashCode' of field 'hashCode' of struct "
-     "'p.I.S' clashes with java.lang.Object; rename one"),
-    ("package p\ninterface I {\n  struct S { Int8 ^int }\n  attribute S s\n}\n",
+     "'p.I.S' clashes with java.lang.Object; rename one", id="component-object-method"),
+    pytest.param("package p\ninterface I {\n  struct S { Int8 ^int }\n  attribute S s\n}\n",
      "m.fidl:3:19: error: Java name 'int' of field 'int' of struct 'p.I.S' is not a Java "
-     "identifier or is a keyword; rename it"),
-    ("package p\ninterface I {\n  struct Sample { Int8 x }\n  attribute Sample s\n}\n",
+     "identifier or is a keyword; rename it", id="component-keyword"),
+    pytest.param("package p\ninterface I {\n  struct Sample { Int8 x }\n  attribute Sample s\n}\n",
      "m.fidl:3:10: error: Java type name 'Sample' of struct 'p.I.Sample' clashes with a "
-     "type the generated class uses; rename one"),
-    ("package p\ninterface I {\n  struct I { Int8 x }\n  attribute I s\n}\n",
+     "type the generated class uses; rename one", id="type-used-by-the-class"),
+    pytest.param("package p\ninterface I {\n  struct I { Int8 x }\n  attribute I s\n}\n",
      "m.fidl:3:10: error: Java type name 'I' of struct 'p.I.I' clashes with the generated "
-     "class; rename one"),
-    ("package p\ntypeCollection T { enumeration E { A } }\ninterface I {\n"
-     "  enumeration E { B }\n  attribute E a\n  attribute T.E b\n}\n",
-     "m.fidl:2:32: error: C name 'i_e' of enumeration 'p.T.E' clashes with enumeration "
-     "'p.I.E'; rename one or use --prefix"),
-    ("package p\ninterface ParamTable {\n  attribute Int8 x\n}\n",
+     "class; rename one", id="type-named-like-the-class"),
+    pytest.param("package p\ntypeCollection T { struct Mode { Int8 x } }\ninterface I {\n"
+     "  enumeration Mode { A }\n  attribute Mode m\n  attribute T.Mode s\n}\n",
+     "m.fidl:2:27: error: Java type name 'Mode' of struct 'p.T.Mode' clashes with "
+     "enumeration 'p.I.Mode'; rename one", id="record-named-like-an-enum"),
+    pytest.param("package p\ninterface ParamTable {\n  attribute Int8 x\n}\n",
      "m.fidl:2:11: error: Java class name 'ParamTable' of interface 'p.ParamTable' is a "
-     "type the generated class uses; rename the interface"),
-    ("package p.native\ninterface I {\n  attribute Int8 x\n}\n",
+     "type the generated class uses; rename the interface", id="class-named-like-a-used-type"),
+    pytest.param("package p.native\ninterface I {\n  attribute Int8 x\n}\n",
      "m.fidl:2:11: error: Java name 'native' of package 'p.native' is not a Java "
-     "identifier or is a keyword; rename it"),
+     "identifier or is a keyword; rename it", id="package-keyword"),
 ])
 def test_names_that_cannot_be_java(tmp_path, capsys, fidl, message):
     assert java_error(tmp_path, capsys, fidl) == message

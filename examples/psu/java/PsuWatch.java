@@ -109,6 +109,7 @@ public final class PsuWatch {
                     id.serial(), id.firmware());
             say("setpoints %.3f V, %.3f A; fuse at %.3f A, retry after %.1f s, for %.1f s",
                     psu.getVoltageSetpoint(), psu.getCurrentSetpoint(), fuse, retry, seconds);
+            OutputState shown = psu.getOutputState();
             psu.setOutputEnable(true);
             say("output on");
 
@@ -116,7 +117,6 @@ public final class PsuWatch {
             long end = start + (long) (seconds * 1e9);
             long nextPrint = start + PRINT_EVERY_NS;
             long retryAt = Long.MAX_VALUE;
-            OutputState shown = psu.getOutputState();
             while (!stopping) {
                 long now = System.nanoTime();
                 if (now - end >= 0) {

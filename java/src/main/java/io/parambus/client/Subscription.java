@@ -178,10 +178,13 @@ public final class Subscription implements AutoCloseable {
         long nanos = timeout.toNanos();
         pullLock.lock();
         try {
-            while (pendingCount == 0) {
+            for (;;) {
                 if (closed) {
                     throw new ConnectionException("ENOTCONN", "next of subscription " + id + " of " + client.instance()
                             + ": it is closed (ENOTCONN)");
+                }
+                if (pendingCount > 0) {
+                    break;
                 }
                 if (nanos <= 0) {
                     return List.of();

@@ -21,13 +21,30 @@ import java.util.Arrays;
 public final class WriteBatch {
     private final PbusClient client;
     private final Schema schema;
+    private final String instance;
     private int[] indexes = new int[4];
     private byte[][] values = new byte[4][];
     private int count;
 
     WriteBatch(PbusClient client) {
+        this(client, client.schema(), client.instance());
+    }
+
+    /** A batch for {@code schema}; {@code client} may be null for a batch that is only encoded (tests). */
+    WriteBatch(PbusClient client, Schema schema, String instance) {
         this.client = client;
-        this.schema = client.schema();
+        this.schema = schema;
+        this.instance = instance;
+    }
+
+    /** The index of write {@code k}. */
+    int indexAt(int k) {
+        return indexes[k];
+    }
+
+    /** The encoded value of write {@code k} (not a copy). */
+    byte[] valueAt(int k) {
+        return values[k];
     }
 
     /** The number of writes in the batch. */
@@ -54,7 +71,7 @@ public final class WriteBatch {
 
     private ParamInfo param(int index) {
         if (index < 0 || index >= schema.paramCount()) {
-            throw new ParambusException("ENOENT", "set " + client.instance() + ": no parameter " + index + " (the instance has "
+            throw new ParambusException("ENOENT", "set " + instance + ": no parameter " + index + " (the instance has "
                     + schema.paramCount() + ") (ENOENT)");
         }
         return schema.params().get(index);
@@ -63,7 +80,7 @@ public final class WriteBatch {
     private int indexOf(String name) {
         int i = schema.find(name);
         if (i < 0) {
-            throw new ParambusException("ENOENT", "set " + client.instance() + ": no parameter '" + name + "' (ENOENT)");
+            throw new ParambusException("ENOENT", "set " + instance + ": no parameter '" + name + "' (ENOENT)");
         }
         return i;
     }
@@ -75,7 +92,7 @@ public final class WriteBatch {
                 return p;
             }
         }
-        throw new ParambusException("EINVAL", "set " + client.instance() + ": " + p.name() + " is a " + p.type().spelling()
+        throw new ParambusException("EINVAL", "set " + instance + ": " + p.name() + " is a " + p.type().spelling()
                 + ", not a " + wanted + " (EINVAL)");
     }
 
@@ -138,11 +155,11 @@ public final class WriteBatch {
         ParamInfo p = param(index);
         ParamType t = p.type();
         if (t.isArray() || !(t.isSignedInteger() || t.isUnsignedInteger())) {
-            throw new ParambusException("EINVAL", "set " + client.instance() + ": " + p.name() + " is a " + t.spelling()
+            throw new ParambusException("EINVAL", "set " + instance + ": " + p.name() + " is a " + t.spelling()
                     + ", not an integer (EINVAL)");
         }
         if (!fits(t, value)) {
-            throw new ParambusException("ERANGE", "set " + client.instance() + ": " + p.name() + " = " + value
+            throw new ParambusException("ERANGE", "set " + instance + ": " + p.name() + " = " + value
                     + ": outside the range of " + t.spelling() + " (ERANGE)");
         }
         return add(index, scalar(t, value));
@@ -177,7 +194,7 @@ public final class WriteBatch {
     public WriteBatch setDouble(int index, double value) {
         ParamInfo p = typed(index, "double or float", ParamType.DOUBLE, ParamType.FLOAT);
         if (p.type() == ParamType.FLOAT && Double.isFinite(value) && Math.abs(value) > Float.MAX_VALUE) {
-            throw new ParambusException("ERANGE", "set " + client.instance() + ": " + p.name() + " = " + value
+            throw new ParambusException("ERANGE", "set " + instance + ": " + p.name() + " = " + value
                     + ": outside the range of float (ERANGE)");
         }
         return add(index, scalar(p.type(), Double.doubleToRawLongBits(value)));
@@ -230,7 +247,7 @@ public final class WriteBatch {
                 return add(index, scalar(ParamType.ENUM, e.value()));
             }
         }
-        throw new ParambusException("EINVAL", "set " + client.instance() + ": " + p.name() + ": no enumerator '" + label
+        throw new ParambusException("EINVAL", "set " + instance + ": " + p.name() + ": no enumerator '" + label
                 + "' in " + p.enumName() + " (EINVAL)");
     }
 
@@ -356,7 +373,7 @@ public final class WriteBatch {
      */
     public long[] commit() {
         if (count == 0) {
-            throw new ParambusException("EINVAL", "set " + client.instance() + ": an empty batch (EINVAL)");
+            throw new ParambusException("EINVAL", "set " + instance + ": an empty batch (EINVAL)");
         }
         return client.commit(Arrays.copyOf(indexes, count), Arrays.copyOf(values, count));
     }

@@ -196,12 +196,12 @@ public final class Schema {
             return new ParambusException("EINVAL", "schema line " + line + ": " + what + " (EINVAL)");
         }
 
-        /** A percent-encoded token's text (docs/schema-format.md, "Encoding"). */
-        private String decode(String token) {
-            if (token.indexOf('%') < 0) {
-                return token;
-            }
+        /** A percent-encoded token's bytes (docs/schema-format.md, "Encoding"). */
+        private byte[] decodeBytes(String token) {
             byte[] raw = token.getBytes(StandardCharsets.UTF_8);
+            if (token.indexOf('%') < 0) {
+                return raw;
+            }
             ByteArrayOutputStream out = new ByteArrayOutputStream(raw.length);
             for (int i = 0; i < raw.length; i++) {
                 if (raw[i] == '%') {
@@ -216,20 +216,30 @@ public final class Schema {
                     out.write(raw[i]);
                 }
             }
-            byte[] bytes = out.toByteArray();
-            if (!ValueCodec.utf8Valid(bytes, 0, bytes.length)) {
-                throw fail("token '" + token + "' is not UTF-8 text without NUL");
-            }
-            return new String(bytes, StandardCharsets.UTF_8);
+            return out.toByteArray();
+        }
+
+        /**
+         * A percent-encoded token's text. The C loader takes any bytes in free texts, so
+         * bytes that are not UTF-8 become U+FFFD here rather than refuse the schema.
+         */
+        private String decode(String token) {
+            return new String(decodeBytes(token), StandardCharsets.UTF_8);
         }
 
         Schema run() {
             if (text.length > 0 && text[text.length - 1] != '\n') {
                 throw fail("the file does not end with a newline");
             }
-            if (!ValueCodec.utf8Valid(text, 0, text.length)) {
-                throw fail("not UTF-8 text without NUL");
+            for (byte b : text) {
+                if (b == '\n') {
+                    line++;
+                } else if (b == 0) {
+                    line++;
+                    throw fail("NUL byte in line");
+                }
             }
+            line = 0;
             String all = new String(text, StandardCharsets.UTF_8);
             boolean seenVersion = false;
             int pos = 0;
@@ -389,7 +399,11 @@ public final class Schema {
                     throw fail("param '" + name + "': '" + tok[i] + "' is not key=value");
                 }
                 String key = tok[i].substring(0, eq);
-                String value = decode(tok[i].substring(eq + 1));
+                byte[] bytes = decodeBytes(tok[i].substring(eq + 1));
+                if (key.equals("default") && !ValueCodec.utf8Valid(bytes, 0, bytes.length)) {
+                    throw fail("param '" + name + "': default is not UTF-8 text without NUL");
+                }
+                String value = new String(bytes, StandardCharsets.UTF_8);
                 if (keys.containsKey(key) || extra.containsKey(key)) {
                     throw fail("param '" + name + "': key '" + key + "' given twice");
                 }

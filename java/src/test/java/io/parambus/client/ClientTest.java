@@ -444,9 +444,20 @@ class ClientTest {
         }
     }
 
+    /** Sends pbusd a signal; after STOP, waits until the kernel reports it stopped (state T). */
     private static void signal(String sig) throws Exception {
         Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(pbusd.pid())).start();
         assertTrue(p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0, "kill -" + sig);
+        long deadline = System.nanoTime() + Pbusd.WAIT.toNanos();
+        Path stat = Path.of("/proc/" + pbusd.pid() + "/stat");
+        while (sig.equals("STOP")) {
+            String s = Files.readString(stat);
+            if (s.substring(s.lastIndexOf(')') + 2).startsWith("T")) {
+                return;
+            }
+            assertTrue(System.nanoTime() < deadline, "pbusd did not stop: " + s);
+            Thread.onSpinWait();
+        }
     }
 
     @Test

@@ -101,6 +101,7 @@ public final class PbusClient implements AutoCloseable {
     private long reconnectAt; // under lock; System.nanoTime(), valid if reconnectPending
     private boolean reconnectPending; // under lock
     private Thread dispatcher; // under lock
+    private volatile Wire.HelloReply lastHello; // of the last connection made
 
     private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
 
@@ -204,8 +205,6 @@ public final class PbusClient implements AutoCloseable {
                 h.instance(), h.interfaceName());
     }
 
-    private volatile Wire.HelloReply lastHello;
-
     /** What pbusd tells at a handshake (HELLO_REPLY, docs/socket-protocol.md §3). */
     public record ServerInfo(int version, long schemaHash, int paramCount, int maxFrame, int maxSubscriptions, int pid,
             String instance, String interfaceName) {
@@ -219,7 +218,9 @@ public final class PbusClient implements AutoCloseable {
      * from the input buffer into the returned {@link Value}).
      *
      * @throws ServerErrorException {@code ENOENT} (no parameter of that index), {@code EACCES} ({@code noread})
-     * @throws ConnectionException, RequestTimeoutException, ProtocolErrorException as every request
+     * @throws ConnectionException as every request (no connection, or lost before the reply)
+     * @throws RequestTimeoutException as every request (no reply in time)
+     * @throws ProtocolErrorException as every request (a malformed reply)
      */
     public Value get(int index) {
         Requests.GetOne p = new Requests.GetOne(index);
@@ -331,7 +332,8 @@ public final class PbusClient implements AutoCloseable {
     /**
      * The server's statistics as JSON text (docs/socket-protocol.md §7): one request, one sample.
      *
-     * @throws ConnectionException, RequestTimeoutException as every request
+     * @throws ConnectionException as every request (no connection, or lost before the reply)
+     * @throws RequestTimeoutException as every request (no reply in time)
      */
     public String stats() {
         Requests.Simple p = new Requests.Simple(Wire.STATS_GET, null, 0);
@@ -343,7 +345,8 @@ public final class PbusClient implements AutoCloseable {
      * A PING with {@code data} and its PONG: the bare round trip.
      *
      * @throws ProtocolErrorException if the PONG does not echo the data
-     * @throws ConnectionException, RequestTimeoutException as every request
+     * @throws ConnectionException as every request (no connection, or lost before the reply)
+     * @throws RequestTimeoutException as every request (no reply in time)
      */
     public void ping(byte[] data) {
         Requests.Simple p = new Requests.Simple(Wire.PING, data.clone(), 0);
@@ -463,7 +466,7 @@ public final class PbusClient implements AutoCloseable {
             if (fatal == null) {
                 fatal = e;
                 reconnectPending = false;
-                events.add(new Event(Kind.CONNECTION, null, null, e, ConnectionListener.State.CLOSED));
+                connectionEvent(ConnectionListener.State.CLOSED, e);
                 changed.signalAll();
             }
         } finally {
@@ -561,7 +564,7 @@ public final class PbusClient implements AutoCloseable {
                 reconnectPending = false;
                 backoffNanos = options.reconnectDelay().toNanos();
                 if (!first) {
-                    events.add(new Event(Kind.CONNECTION, null, null, null, ConnectionListener.State.CONNECTED));
+                    connectionEvent(ConnectionListener.State.CONNECTED, null);
                 }
                 changed.signalAll();
             } finally {
@@ -590,7 +593,7 @@ public final class PbusClient implements AutoCloseable {
                     }
                 }
             }
-            events.add(new Event(Kind.CONNECTION, null, null, cause, ConnectionListener.State.DISCONNECTED));
+            connectionEvent(ConnectionListener.State.DISCONNECTED, cause);
             if (!closed && options.reconnect() && fatal == null) {
                 backoffNanos = options.reconnectDelay().toNanos();
                 reconnectAt = System.nanoTime() + backoffNanos;
@@ -613,7 +616,8 @@ public final class PbusClient implements AutoCloseable {
      * @throws ServerErrorException {@code ENOENT} (an index out of range), {@code EACCES}
      *         ({@code noread} or {@code nosubscriptions}), {@code EINVAL} (a bad deadband),
      *         {@code EMFILE} (more than pbusd's max_subscriptions)
-     * @throws ConnectionException, RequestTimeoutException as every request
+     * @throws ConnectionException as every request (no connection, or lost before the reply)
+     * @throws RequestTimeoutException as every request (no reply in time)
      */
     public Subscription subscribe(int[] indexes, SubscribeOptions options, SubscriptionListener listener) {
         if (listener == null) {
@@ -626,8 +630,10 @@ public final class PbusClient implements AutoCloseable {
      * Subscribes to parameters, to be read with {@link Subscription#next}: the first call
      * brings every parameter's current value, later calls what changed.
      *
-     * @throws ParambusException, ServerErrorException, ConnectionException, RequestTimeoutException
-     *         as {@link #subscribe(int[], SubscribeOptions, SubscriptionListener)}
+     * @throws ParambusException as {@link #subscribe(int[], SubscribeOptions, SubscriptionListener)}
+     * @throws ServerErrorException as {@link #subscribe(int[], SubscribeOptions, SubscriptionListener)}
+     * @throws ConnectionException as every request
+     * @throws RequestTimeoutException as every request
      */
     public Subscription subscribe(int[] indexes, SubscribeOptions options) {
         return subscribeImpl(indexes, options, null);
@@ -798,6 +804,13 @@ public final class PbusClient implements AutoCloseable {
             changed.signalAll();
         }
         wantsReader = want;
+    }
+
+    /** Under lock: a connection event for the listeners, if there are any (nobody else would take it off the queue). */
+    private void connectionEvent(ConnectionListener.State state, ParambusException cause) {
+        if (!listeners.isEmpty()) {
+            events.add(new Event(Kind.CONNECTION, null, null, cause, state));
+        }
     }
 
     boolean wantsReader() {
@@ -987,9 +1000,7 @@ public final class PbusClient implements AutoCloseable {
             }
             subscriptions.clear();
             reconnectPending = false;
-            if (!listeners.isEmpty()) {
-                events.add(new Event(Kind.CONNECTION, null, null, null, ConnectionListener.State.CLOSED));
-            }
+            connectionEvent(ConnectionListener.State.CLOSED, null);
             d = dispatcher;
             changed.signalAll();
         } finally {

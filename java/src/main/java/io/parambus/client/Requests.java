@@ -1,7 +1,6 @@
 package io.parambus.client;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
@@ -288,9 +287,5 @@ final class Requests {
         String operation(Connection c) {
             return (renewal ? "resubscribe " : "subscribe ") + c.client.instance() + " " + names(c, subscription.indexesRef());
         }
-    }
-
-    static String text(byte[] b) {
-        return new String(b, StandardCharsets.UTF_8);
     }
 }

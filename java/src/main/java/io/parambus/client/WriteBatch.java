@@ -369,7 +369,8 @@ public final class WriteBatch {
      * @throws ServerErrorException pbusd's ERROR ({@code EIO}: the values were applied but
      *         could not be saved; {@code EMSGSIZE}: the batch is above max_frame)
      * @throws ParambusException {@code EINVAL} for an empty batch
-     * @throws ConnectionException, RequestTimeoutException as every request
+     * @throws ConnectionException as every request (no connection, or lost before the reply)
+     * @throws RequestTimeoutException as every request (no reply in time)
      */
     public long[] commit() {
         if (count == 0) {

@@ -87,6 +87,7 @@ class ReconnectTest {
             assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(2).toNanos());
             assertTrue(client.isConnected());
             assertEquals(pbusd.pid(), client.serverInfo().pid());
+            assertTrue(!client.hasEvents(), "events kept for listeners that do not exist");
         }
     }
 

@@ -8,7 +8,11 @@
  * with an element that is not its version, or an empty array at a version
  * above 0.
  *
- * Usage: java-xlang-reader INSTANCE PREFIX SECONDS
+ * Usage: java-xlang-reader INSTANCE PREFIX SECONDS [equal]
+ *
+ * With "equal", the arrays are only required to have equal elements (for a
+ * parameter that several writers write at once, whose values are not their
+ * versions).
  *
  * Prints "reads N torn T advanced A last L": reads made, torn ones, how
  * often a parameter's version had moved since its previous read, and the
@@ -25,13 +29,15 @@ int main(int argc, char **argv)
 	uint64_t previous[XLANG_PARAMS] = {0}, last = 0;
 	unsigned long long reads = 0, torn = 0, advanced = 0;
 	struct pbus_table *t;
+	bool equal;
 	int64_t end;
 	int r;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: java-xlang-reader INSTANCE PREFIX SECONDS\n");
+	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "equal"))) {
+		fprintf(stderr, "usage: java-xlang-reader INSTANCE PREFIX SECONDS [equal]\n");
 		return 2;
 	}
+	equal = argc == 5;
 	r = pbus_table_open(argv[1], PBUS_OPEN_READ, &t);
 	if (r < 0) {
 		fprintf(stderr, "java-xlang-reader: %s: %s\n", argv[1], pbus_strerror(r));
@@ -65,7 +71,7 @@ int main(int argc, char **argv)
 
 				ok = s.seq == 0 || n == (size_t)pbus_param_value_size(params[k]) / sizeof(int64_t);
 				for (size_t i = 0; ok && i < n; i++)
-					ok = v.e[i] == (int64_t)s.seq;
+					ok = v.e[i] == (equal ? v.e[0] : (int64_t)s.seq);
 			}
 			torn += !ok;
 			advanced += s.seq != previous[k];

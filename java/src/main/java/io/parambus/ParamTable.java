@@ -51,12 +51,11 @@ import java.util.Objects;
  * }</pre>
  *
  * <h2>Reading</h2>
- * The scalar getters ({@link #getDouble(int)} …) make one attempt of the read protocol
- * (§4.1): the version with {@code getAcquire}, the value's word with {@code getOpaque},
+ * The scalar getters ({@link #getDouble(int)} …) follow the read protocol (§4.1): the
+ * version with {@code getAcquire}, the value's word with {@code getOpaque},
  * {@link VarHandle#acquireFence()}, the version again with {@code getOpaque}; if a write
- * completed meanwhile they hand over to the general reader, which retries and, after
- * every 8th failed attempt, posts a reader's turn (§4.5), so that no writer can starve
- * it. They allocate nothing. A reader never sees a torn value, never waits for a writer
+ * completed meanwhile they try again, and after every 8th failed attempt post a reader's
+ * turn (§4.5), so that no writer can starve them. They allocate nothing. A reader never sees a torn value, never waits for a writer
  * and is never blocked by one that died.
  *
  * <h2>Writing</h2>
@@ -143,6 +142,7 @@ public final class ParamTable implements AutoCloseable {
     private final boolean[] scalar;
     private final int[] flags;
     private final long[] min, max;
+    private final int[][] enumValues;
     private final long turnsOffset;
     private final long auxOffset;
     private final Param[] params;
@@ -174,6 +174,7 @@ public final class ParamTable implements AutoCloseable {
         this.valueMask = new long[count];
         this.scalar = new boolean[count];
         this.params = new Param[count];
+        this.enumValues = new int[count][];
         this.byName = new HashMap<>(count * 2);
         for (int i = 0; i < count; i++) {
             ParamType t = ParamType.ofCode(type[i]);
@@ -190,6 +191,7 @@ public final class ParamTable implements AutoCloseable {
                     list.add(new Enumerator(l.enumeratorValues[at], l.enumeratorLabels[at]));
                 }
                 enumerators = Collections.unmodifiableList(list);
+                enumValues[i] = Arrays.copyOfRange(l.enumeratorValues, l.enumFirst[e], l.enumFirst[e] + l.enumSize[e]);
             }
             params[i] = new Param(i, l.names[i], l.units[i], l.descriptions[i], l.groups[i], t,
                     UpdateClass.ofCode(l.updateClasses[i]), flags[i], valueSize[i], l.elementSizes[i], l.gids[i],
@@ -585,35 +587,25 @@ public final class ParamTable implements AutoCloseable {
     }
 
     /**
-     * One attempt of a scalar read, then the general protocol if a write got in the way:
-     * the stored word, masked to the value's size. No allocation.
+     * A scalar's stored word, masked to the value's size, by the read protocol (§4.1): the
+     * first attempt is the common case; a write that completed meanwhile makes it try
+     * again, and every 8th failed attempt posts a reader's turn (§4.5). The attempts share
+     * one loop, so that a retry runs the very accesses the first attempt ran (and links
+     * nothing new: no allocation, ever). Allocation-free.
      */
     private long readScalar(int i) {
-        final MemorySegment seg = this.seg;
-        final long s = slot[i];
-        long seq = (long) LONG.getAcquire(seg, s);
-        long word = (long) LONG.getOpaque(seg, s + SLOT_COPY0 + COPY_VALUE + (seq & 1) * 24);
-        VarHandle.acquireFence();
-        if ((long) LONG.getOpaque(seg, s) != seq) {
-            word = readScalarRetrying(i);
-        }
-        return word & valueMask[i];
-    }
-
-    /** The general reader for a scalar's word (attempts from 1, turns after 8 failures). */
-    private long readScalarRetrying(int i) {
         final MemorySegment seg = this.seg;
         final long s = slot[i];
         long turn = 0;
         for (int attempt = 1;; attempt++) {
             long seq = (long) LONG.getAcquire(seg, s);
-            long c = s + SLOT_COPY0 + (seq & 1) * 24;
-            long word = (long) LONG.getOpaque(seg, c + COPY_VALUE);
+            long word = (long) LONG.getOpaque(seg, s + SLOT_COPY0 + COPY_VALUE + (seq & 1) * 24);
             VarHandle.acquireFence();
-            long seq2 = (long) LONG.getOpaque(seg, s);
-            if (Long.compareUnsigned(seq2 - seq, 0) <= 0) {
-                giveTurnBack(i, turn);
-                return word;
+            if ((long) LONG.getOpaque(seg, s) == seq) {
+                if (turn != 0) {
+                    giveTurnBack(i, turn);
+                }
+                return word & valueMask[i];
             }
             if (attempt % READ_TRIES_BEFORE_TURN == 0) {
                 turn = takeTurn(i, turn);
@@ -622,7 +614,7 @@ public final class ParamTable implements AutoCloseable {
     }
 
     /** Post (or renew) a reader's turn unless another reader's runs (§4.5); this read's deadline. */
-    private long takeTurn(int i, long turn) {
+    long takeTurn(int i, long turn) {
         long off = turnsOffset + 8L * i;
         long now = Clock.monotonicNs();
         long cur = (long) LONG.getOpaque(wake, off);
@@ -634,11 +626,8 @@ public final class ParamTable implements AutoCloseable {
         return (long) LONG.compareAndExchange(wake, off, cur, deadline) == cur ? deadline : turn;
     }
 
-    /** Give back the turn this read posted, and wake the writers that hold off for it. */
-    private void giveTurnBack(int i, long turn) {
-        if (turn == 0) {
-            return;
-        }
+    /** Give back the turn (not 0) this read posted, and wake the writers that hold off for it. */
+    void giveTurnBack(int i, long turn) {
         long off = turnsOffset + 8L * i;
         if ((long) LONG.compareAndExchangeRelease(wake, off, turn, 0L) == turn) {
             Native.futexWakeAll(wake.address() + off);
@@ -678,7 +667,9 @@ public final class ParamTable implements AutoCloseable {
             VarHandle.acquireFence();
             long seq2 = (long) LONG.getOpaque(seg, s);
             if (Long.compareUnsigned(seq2 - seq, n2) <= 0) {
-                giveTurnBack(index, turn);
+                if (turn != 0) {
+                    giveTurnBack(index, turn);
+                }
                 into.index = index;
                 into.type = params[index].type();
                 into.timestampNs = ts;
@@ -848,15 +839,7 @@ public final class ParamTable implements AutoCloseable {
         if (type[index] != T_DOUBLE) {
             throw typeError("getDouble", index, "double");
         }
-        final MemorySegment seg = this.seg;
-        final long s = slot[index];
-        long seq = (long) LONG.getAcquire(seg, s);
-        long word = (long) LONG.getOpaque(seg, s + SLOT_COPY0 + COPY_VALUE + (seq & 1) * 24);
-        VarHandle.acquireFence();
-        if ((long) LONG.getOpaque(seg, s) != seq) {
-            word = readScalarRetrying(index);
-        }
-        return Double.longBitsToDouble(word);
+        return Double.longBitsToDouble(readScalar(index));
     }
 
     /**
@@ -1010,17 +993,25 @@ public final class ParamTable implements AutoCloseable {
 
     // --- Checking a write (§2.6, as the C library checks) ------------------------------
 
-    private void checkWrite(String op, int i, int... types) {
+    /** A type's bit in a set of types (codes 1-14 and arrays 0x81-0x8B fit 32 bits). */
+    private static int bit(int code) {
+        return 1 << ((code & 0x7F) + ((code & 0x80) != 0 ? 16 : 0));
+    }
+
+    private static final int INTS = bit(T_INT8) | bit(T_INT16) | bit(T_INT32) | bit(T_UINT8) | bit(T_UINT16)
+            | bit(T_ENUM);
+    private static final int LONGS = INTS | bit(T_INT64) | bit(T_UINT32) | bit(T_UINT64);
+
+    /** Index, type (one of the set {@code types}) and access of a write: its first checks. */
+    private void checkWrite(String op, int i, int types) {
         checkIndex(op, i);
         int t = type[i];
-        boolean ok = false;
-        for (int want : types) {
-            ok |= t == want;
-        }
-        if (!ok) {
+        if ((bit(t) & types) == 0) {
             StringBuilder b = new StringBuilder();
-            for (int want : types) {
-                b.append(b.length() == 0 ? "" : ", ").append(ParamType.ofCode(want).spelling());
+            for (ParamType p : ParamType.values()) {
+                if ((bit(p.code()) & types) != 0) {
+                    b.append(b.length() == 0 ? "" : ", ").append(p.spelling());
+                }
             }
             throw typeError(op, i, b.toString());
         }
@@ -1096,7 +1087,7 @@ public final class ParamTable implements AutoCloseable {
             throw new ParambusException("ERANGE", op + " " + obj(i) + ": ERANGE: " + v + " does not fit "
                     + ParamType.ofCode(elementType).spelling());
         }
-        if (elementType == T_ENUM && !params[i].hasEnumValue((int) v)) {
+        if (elementType == T_ENUM && !isEnumerator(i, (int) v)) {
             throw new ParambusException("ERANGE", op + " " + obj(i) + ": ERANGE: " + v + " is no enumerator of "
                     + params[i].enumName());
         }
@@ -1108,34 +1099,43 @@ public final class ParamTable implements AutoCloseable {
         return v;
     }
 
+    private boolean isEnumerator(int i, int v) {
+        for (int e : enumValues[i]) {
+            if (e == v) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The stored bits of a checked bool write. */
     long encodeBoolean(String op, int i, boolean v) {
-        checkWrite(op, i, T_BOOL);
+        checkWrite(op, i, bit(T_BOOL));
         return v ? 1 : 0;
     }
 
     /** The stored bits of a checked integer write through setInt. */
     long encodeInt(String op, int i, int v) {
-        checkWrite(op, i, T_INT8, T_INT16, T_INT32, T_UINT8, T_UINT16, T_ENUM);
+        checkWrite(op, i, INTS);
         return checkInteger(op, i, type[i], v) & valueMask[i];
     }
 
     /** The stored bits of a checked integer write through setLong. */
     long encodeLong(String op, int i, long v) {
-        checkWrite(op, i, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16, T_UINT32, T_UINT64, T_ENUM);
+        checkWrite(op, i, LONGS);
         return checkInteger(op, i, type[i], v) & valueMask[i];
     }
 
     /** The stored bits of a checked float write. */
     long encodeFloat(String op, int i, float v) {
-        checkWrite(op, i, T_FLOAT);
+        checkWrite(op, i, bit(T_FLOAT));
         checkFloating(op, i, v);
         return Integer.toUnsignedLong(Float.floatToRawIntBits(v));
     }
 
     /** The stored bits of a checked double write. */
     long encodeDouble(String op, int i, double v) {
-        checkWrite(op, i, T_DOUBLE);
+        checkWrite(op, i, bit(T_DOUBLE));
         checkFloating(op, i, v);
         return Double.doubleToRawLongBits(v);
     }
@@ -1149,7 +1149,7 @@ public final class ParamTable implements AutoCloseable {
 
     /** The stored bytes of a checked string write (strict UTF-8, no NUL). */
     byte[] encodeString(String op, int i, String v) {
-        checkWrite(op, i, T_STRING);
+        checkWrite(op, i, bit(T_STRING));
         Objects.requireNonNull(v, "value");
         byte[] bytes;
         try {
@@ -1170,13 +1170,13 @@ public final class ParamTable implements AutoCloseable {
 
     /** The stored bytes of a checked bytes write (a copy). */
     byte[] encodeBytes(String op, int i, byte[] v) {
-        checkWrite(op, i, T_BYTES);
+        checkWrite(op, i, bit(T_BYTES));
         checkLength(op, i, v.length);
         return v.clone();
     }
 
     byte[] encodeBooleanArray(String op, int i, boolean[] v) {
-        checkWrite(op, i, A | T_BOOL);
+        checkWrite(op, i, bit(A | T_BOOL));
         checkLength(op, i, v.length);
         byte[] r = new byte[v.length];
         for (int k = 0; k < v.length; k++) {
@@ -1186,7 +1186,7 @@ public final class ParamTable implements AutoCloseable {
     }
 
     byte[] encodeByteArray(String op, int i, byte[] v) {
-        checkWrite(op, i, A | T_INT8, A | T_UINT8);
+        checkWrite(op, i, bit(A | T_INT8) | bit(A | T_UINT8));
         checkLength(op, i, v.length);
         boolean unsigned = type[i] == (A | T_UINT8);
         for (byte e : v) {
@@ -1200,7 +1200,7 @@ public final class ParamTable implements AutoCloseable {
     }
 
     byte[] encodeShortArray(String op, int i, short[] v) {
-        checkWrite(op, i, A | T_INT16, A | T_UINT16);
+        checkWrite(op, i, bit(A | T_INT16) | bit(A | T_UINT16));
         checkLength(op, i, 2L * v.length);
         boolean unsigned = type[i] == (A | T_UINT16);
         ByteBuffer b = ByteBuffer.allocate(2 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
@@ -1216,7 +1216,7 @@ public final class ParamTable implements AutoCloseable {
     }
 
     byte[] encodeIntArray(String op, int i, int[] v) {
-        checkWrite(op, i, A | T_INT32, A | T_UINT32);
+        checkWrite(op, i, bit(A | T_INT32) | bit(A | T_UINT32));
         checkLength(op, i, 4L * v.length);
         boolean unsigned = type[i] == (A | T_UINT32);
         ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
@@ -1232,7 +1232,7 @@ public final class ParamTable implements AutoCloseable {
     }
 
     byte[] encodeLongArray(String op, int i, long[] v) {
-        checkWrite(op, i, A | T_INT64, A | T_UINT64);
+        checkWrite(op, i, bit(A | T_INT64) | bit(A | T_UINT64));
         checkLength(op, i, 8L * v.length);
         boolean unsigned = type[i] == (A | T_UINT64);
         ByteBuffer b = ByteBuffer.allocate(8 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
@@ -1248,7 +1248,7 @@ public final class ParamTable implements AutoCloseable {
     }
 
     byte[] encodeFloatArray(String op, int i, float[] v) {
-        checkWrite(op, i, A | T_FLOAT);
+        checkWrite(op, i, bit(A | T_FLOAT));
         checkLength(op, i, 4L * v.length);
         ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         for (float e : v) {
@@ -1259,7 +1259,7 @@ public final class ParamTable implements AutoCloseable {
     }
 
     byte[] encodeDoubleArray(String op, int i, double[] v) {
-        checkWrite(op, i, A | T_DOUBLE);
+        checkWrite(op, i, bit(A | T_DOUBLE));
         checkLength(op, i, 8L * v.length);
         ByteBuffer b = ByteBuffer.allocate(8 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         for (double e : v) {
@@ -1467,7 +1467,7 @@ public final class ParamTable implements AutoCloseable {
 
     /** One checked scalar write, status ok, now. */
     private void writeScalar(String op, int i, long bits) {
-        WriterThread w = WriterThread.current(op + " " + obj(i));
+        WriterThread w = WriterThread.current(op, params[i].name());
         if (gone()) {
             throw stale(op, i);
         }
@@ -1487,7 +1487,7 @@ public final class ParamTable implements AutoCloseable {
 
     /** One checked write of a string, bytes or array, status ok, now. */
     private void writeStored(String op, int i, byte[] v, int length) {
-        WriterThread w = WriterThread.current(op + " " + obj(i));
+        WriterThread w = WriterThread.current(op, params[i].name());
         if (gone()) {
             throw stale(op, i);
         }
@@ -1728,8 +1728,7 @@ public final class ParamTable implements AutoCloseable {
         if (n == 0) {
             return;
         }
-        String what = "commit " + instance;
-        WriterThread w = WriterThread.current(what);
+        WriterThread w = WriterThread.current("commit", instance);
         if (gone()) {
             throw stale("commit", b.index[0]);
         }

@@ -35,15 +35,17 @@ final class WriterThread {
     }
 
     /**
-     * The calling thread's writer state.
+     * The calling thread's writer state (allocation-free after the thread's first write).
      *
-     * @throws ParambusException {@code EPERM} on a virtual thread (§4.8), naming {@code what}
+     * @throws ParambusException {@code EPERM} on a virtual thread (§4.8), naming the
+     *     operation {@code op} on {@code object}
      */
-    static WriterThread current(String what) {
+    static WriterThread current(String op, String object) {
         Thread t = Thread.currentThread();
         if (t.isVirtual()) {
-            throw new ParambusException("EPERM", what + ": EPERM: writes must run on a platform thread, and this is a"
-                    + " virtual thread (a parameter's claim names one OS thread; docs/segment-format.md §4.8)");
+            throw new ParambusException("EPERM", op + " " + object + ": EPERM: writes must run on a platform thread,"
+                    + " and this is a virtual thread (a parameter's claim names one OS thread;"
+                    + " docs/segment-format.md §4.8)");
         }
         WriterThread w = CURRENT.get();
         if (w == null) {

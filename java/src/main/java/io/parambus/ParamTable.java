@@ -133,6 +133,12 @@ public final class ParamTable implements AutoCloseable {
     // Per parameter, from the validated descriptors: what a read or write needs, in
     // primitive arrays (one load each on the hot path).
     final int count;
+    /**
+     * Per parameter, the slot's offset (below 2^56) with the type code in the top byte:
+     * what a scalar getter needs, in one load (its array bounds check is the index check).
+     */
+    private final long[] slotAndType;
+    private static final long SLOT_MASK = (1L << 56) - 1;
     final long[] slot;
     final int[] stride;
     final int[] copies;
@@ -172,6 +178,7 @@ public final class ParamTable implements AutoCloseable {
         this.turnsOffset = SegmentLayout.turnsOffset(count);
         this.auxOffset = l.auxOffset;
         this.valueMask = new long[count];
+        this.slotAndType = new long[count];
         this.scalar = new boolean[count];
         this.params = new Param[count];
         this.enumValues = new int[count][];
@@ -180,6 +187,7 @@ public final class ParamTable implements AutoCloseable {
             ParamType t = ParamType.ofCode(type[i]);
             scalar[i] = Sample.isScalar(t);
             valueMask[i] = valueSize[i] >= 8 ? -1L : (1L << (8 * valueSize[i])) - 1;
+            slotAndType[i] = slot[i] | (long) type[i] << 56;
             String enumName = null;
             List<Enumerator> enumerators = List.of();
             if (t.element() == ParamType.ENUM) {
@@ -587,15 +595,15 @@ public final class ParamTable implements AutoCloseable {
     }
 
     /**
-     * A scalar's stored word, masked to the value's size, by the read protocol (§4.1): the
-     * first attempt is the common case; a write that completed meanwhile makes it try
-     * again, and every 8th failed attempt posts a reader's turn (§4.5). The attempts share
-     * one loop, so that a retry runs the very accesses the first attempt ran (and links
-     * nothing new: no allocation, ever). Allocation-free.
+     * A scalar's stored word (the 8 bytes at the copy's value, as stored: the value in its
+     * low bytes) from the slot at {@code s}, parameter {@code i}, by the read protocol
+     * (§4.1): the first attempt is the common case; a write that completed meanwhile makes
+     * it try again, and every 8th failed attempt posts a reader's turn (§4.5). The attempts
+     * share one loop, so that a retry runs the very accesses the first attempt ran (and
+     * links nothing new: no allocation, ever). Allocation-free.
      */
-    private long readScalar(int i) {
+    private long readWord(long s, int i) {
         final MemorySegment seg = this.seg;
-        final long s = slot[i];
         long turn = 0;
         for (int attempt = 1;; attempt++) {
             long seq = (long) LONG.getAcquire(seg, s);
@@ -605,11 +613,23 @@ public final class ParamTable implements AutoCloseable {
                 if (turn != 0) {
                     giveTurnBack(i, turn);
                 }
-                return word & valueMask[i];
+                return word;
             }
             if (attempt % READ_TRIES_BEFORE_TURN == 0) {
                 turn = takeTurn(i, turn);
             }
+        }
+    }
+
+    /**
+     * The slot offset and type of parameter {@code index} for a scalar getter: one array
+     * load, whose bounds check is the index check.
+     */
+    private long scalarSlot(String op, int index) {
+        try {
+            return slotAndType[index];
+        } catch (ArrayIndexOutOfBoundsException e) {
+            throw noSuchIndex(op, index);
         }
     }
 
@@ -757,11 +777,11 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public boolean getBoolean(int index) {
-        checkIndex("getBoolean", index);
-        if (type[index] != T_BOOL) {
+        long p = scalarSlot("getBoolean", index);
+        if ((int) (p >>> 56) != T_BOOL) {
             throw typeError("getBoolean", index, "bool");
         }
-        return readScalar(index) != 0;
+        return (readWord(p & SLOT_MASK, index) & 0xFF) != 0;
     }
 
     /**
@@ -771,9 +791,23 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public int getInt(int index) {
-        checkIndex("getInt", index);
-        long bits = readIntegerBits("getInt", index, false);
-        return (int) bits;
+        long p = scalarSlot("getInt", index);
+        long s = p & SLOT_MASK;
+        switch ((int) (p >>> 56)) {
+            case T_INT8:
+                return (byte) readWord(s, index);
+            case T_INT16:
+                return (short) readWord(s, index);
+            case T_INT32:
+            case T_ENUM:
+                return (int) readWord(s, index);
+            case T_UINT8:
+                return (int) readWord(s, index) & 0xFF;
+            case T_UINT16:
+                return (int) readWord(s, index) & 0xFFFF;
+            default:
+                throw typeError("getInt", index, "int8, int16, int32, uint8, uint16 or enum");
+        }
     }
 
     /**
@@ -784,33 +818,28 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public long getLong(int index) {
-        checkIndex("getLong", index);
-        return readIntegerBits("getLong", index, true);
-    }
-
-    private long readIntegerBits(String op, int index, boolean wide) {
-        switch (type[index]) {
+        long p = scalarSlot("getLong", index);
+        long s = p & SLOT_MASK;
+        switch ((int) (p >>> 56)) {
             case T_INT8:
-                return (byte) readScalar(index);
+                return (byte) readWord(s, index);
             case T_INT16:
-                return (short) readScalar(index);
+                return (short) readWord(s, index);
             case T_INT32:
             case T_ENUM:
-                return (int) readScalar(index);
+                return (int) readWord(s, index);
             case T_UINT8:
+                return readWord(s, index) & 0xFF;
             case T_UINT16:
-                return readScalar(index);
-            case T_INT64:
+                return readWord(s, index) & 0xFFFF;
             case T_UINT32:
+                return readWord(s, index) & 0xFFFFFFFFL;
+            case T_INT64:
             case T_UINT64:
-                if (wide) {
-                    return readScalar(index);
-                }
-                break;
+                return readWord(s, index);
             default:
-                break;
+                throw typeError("getLong", index, "an integer type or enum");
         }
-        throw typeError(op, index, wide ? "an integer type or enum" : "int8, int16, int32, uint8, uint16 or enum");
     }
 
     /**
@@ -819,27 +848,25 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public float getFloat(int index) {
-        checkIndex("getFloat", index);
-        if (type[index] != T_FLOAT) {
+        long p = scalarSlot("getFloat", index);
+        if ((int) (p >>> 56) != T_FLOAT) {
             throw typeError("getFloat", index, "float");
         }
-        return Float.intBitsToFloat((int) readScalar(index));
+        return Float.intBitsToFloat((int) readWord(p & SLOT_MASK, index));
     }
 
     /**
-     * A double (bits as stored: NaN payloads and negative zero kept). Allocation-free: a
-     * handful of {@link VarHandle} accesses to the mapping.
+     * A double (bits as stored: NaN payloads and negative zero kept). Allocation-free: an
+     * array load and three {@link VarHandle} accesses to the mapping.
      *
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public double getDouble(int index) {
-        if (index < 0 || index >= count) {
-            throw noSuchIndex("getDouble", index);
-        }
-        if (type[index] != T_DOUBLE) {
+        long p = scalarSlot("getDouble", index);
+        if ((int) (p >>> 56) != T_DOUBLE) {
             throw typeError("getDouble", index, "double");
         }
-        return Double.longBitsToDouble(readScalar(index));
+        return Double.longBitsToDouble(readWord(p & SLOT_MASK, index));
     }
 
     /**
@@ -1571,7 +1598,7 @@ public final class ParamTable implements AutoCloseable {
         }
         long end = now;
         while ((long) LONG.getAcquire(wake, off) == t && end < t) {
-            Native.futexWait(wake.address() + off, (int) t, t);
+            w.futexWait(wake.address() + off, (int) t, t);
             end = Clock.monotonicNs();
         }
         w.quietUntil = end + (end - now) * (TURN_SHARE - 1);
@@ -1625,7 +1652,7 @@ public final class ParamTable implements AutoCloseable {
                         && (long) LONG.compareAndExchangeAcquire(seg, lock, cur, cur | WAITERS) != cur) {
                     continue;
                 }
-                Native.futexWait(seg.address() + lock, (int) cur, nextCheck);
+                w.futexWait(seg.address() + lock, (int) cur, nextCheck);
                 continue;
             }
             nextCheck = now + CHECK_INTERVAL_NS;

@@ -26,12 +26,22 @@ final class WriterThread {
 
     final long token;
     final MemorySegment clock;
+    private final MemorySegment timespec;
+    private final MemorySegment capture;
     long quietUntil;
 
     private WriterThread() {
         int tid = Native.gettid();
         token = (Integer.toUnsignedLong(tid) | Proc.startToken(tid) << TOKEN_TID_BITS) & TOKEN_MASK;
-        clock = Arena.ofAuto().allocate(16, 8);
+        Arena arena = Arena.ofAuto();
+        clock = arena.allocate(16, 8);
+        timespec = arena.allocate(16, 8);
+        capture = arena.allocate(Native.captureLayout());
+    }
+
+    /** A futex wait (a lock word's sleepers, a reader's turn) through this thread's buffers: no allocation. */
+    int futexWait(long address, int expected, long deadlineNs) {
+        return Native.futexWait(address, expected, deadlineNs, timespec, capture);
     }
 
     /**

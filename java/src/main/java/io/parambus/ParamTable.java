@@ -1813,7 +1813,87 @@ public final class ParamTable implements AutoCloseable {
         }
     }
 
-    // --- Waiting (§5.1) ------------------------------------------------------------------
+    // --- Waiting (§5.1, §5.2) ------------------------------------------------------------
+
+    private static final long SAVE_CHECK_NS = 1_000_000_000L;
+
+    /**
+     * Wait until pbusd has saved version {@code version} of persistent parameter
+     * {@code index} (or a later one) in its state file (docs/segment-format.md §5.2): after
+     * a write of a persistent parameter, {@code awaitSaved(i, version(i), timeout)} says
+     * when it is on disk. Sleeps on the header's {@code save_count} futex in slices of a
+     * second, to notice an owner that died. On a virtual thread the sleep is handed to a
+     * platform thread, as {@link Watch#await} does.
+     *
+     * @return true once saved, false if {@code timeout} passed first
+     * @throws ParambusException {@code EINVAL} the parameter is not persistent or the
+     *     timeout is negative; {@code ENOENT} no such parameter; {@code ESTALE} the instance
+     *     closed or was replaced; {@code ESRCH} its owner (pbusd) died; {@code EINTR} the
+     *     thread was interrupted
+     */
+    public boolean awaitSaved(int index, long version, java.time.Duration timeout) {
+        checkIndex("awaitSaved", index);
+        Objects.requireNonNull(timeout, "timeout");
+        if (!params[index].isPersistent()) {
+            throw new ParambusException("EINVAL", "awaitSaved " + obj(index) + ": EINVAL: the parameter is not"
+                    + " persistent (pbusd does not save it)");
+        }
+        if (timeout.isNegative()) {
+            throw new ParambusException("EINVAL", "awaitSaved " + obj(index) + ": EINVAL: negative timeout");
+        }
+        long ns;
+        try {
+            ns = timeout.toNanos();
+        } catch (ArithmeticException e) {
+            ns = Long.MAX_VALUE / 4;
+        }
+        long deadline = Clock.monotonicNs() + Math.min(ns, Long.MAX_VALUE / 4);
+        if (!Thread.currentThread().isVirtual()) {
+            return awaitSavedBlocking(index, version, deadline, null);
+        }
+        java.util.concurrent.atomic.AtomicBoolean abandon = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.Future<Boolean> f = Watch.PoolHolder.POOL.submit(
+                () -> awaitSavedBlocking(index, version, deadline, abandon));
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            abandon.set(true);
+            Thread.currentThread().interrupt();
+            throw new ParambusException("EINTR", "awaitSaved " + obj(index) + ": EINTR: the thread was interrupted");
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    private boolean awaitSavedBlocking(int index, long version, long deadline,
+            java.util.concurrent.atomic.AtomicBoolean abandon) {
+        long saveCount = seg.address() + SegmentLayout.H_SAVE_COUNT;
+        while (true) {
+            int n = (int) INT.getAcquire(seg, SegmentLayout.H_SAVE_COUNT);
+            if (Long.compareUnsigned(savedVersion(index), version) >= 0) {
+                return true;
+            }
+            if (gone()) {
+                throw stale("awaitSaved", index);
+            }
+            if (!Proc.processAlive(Integer.toUnsignedLong(layout.ownerPid), Integer.toUnsignedLong(layout.ownerStart))) {
+                throw new ParambusException("ESRCH", "awaitSaved " + obj(index) + ": ESRCH: the instance's owner (pid "
+                        + Integer.toUnsignedString(layout.ownerPid) + ") is gone: nothing will save the value");
+            }
+            if ((abandon != null && abandon.get()) || Thread.currentThread().isInterrupted()) {
+                throw new ParambusException("EINTR", "awaitSaved " + obj(index) + ": EINTR: the thread was"
+                        + " interrupted");
+            }
+            long now = Clock.monotonicNs();
+            int r = Native.futexWait(saveCount, n, Math.min(deadline, now + SAVE_CHECK_NS));
+            if (r == Native.ETIMEDOUT && Clock.monotonicNs() >= deadline) {
+                return Long.compareUnsigned(savedVersion(index), version) >= 0;
+            }
+        }
+    }
 
     /**
      * A watch over the parameters {@code indexes}: it remembers their versions now, and

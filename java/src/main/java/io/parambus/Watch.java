@@ -42,7 +42,8 @@ public final class Watch implements AutoCloseable {
     private static final VarHandle INT = ParamTable.INT;
     private static final long SLICE_NS = 100_000_000L, UNBARRIERED_SLICE_NS = 1_000_000L;
 
-    private static final class PoolHolder {
+    /** The platform threads that sleep for virtual waiters (created on first use). */
+    static final class PoolHolder {
         static final ExecutorService POOL = Executors.newCachedThreadPool(r -> {
             Thread t = Thread.ofPlatform().daemon().name("parambus-wait").unstarted(r);
             return t;

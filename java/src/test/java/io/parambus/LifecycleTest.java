@@ -74,6 +74,12 @@ class LifecycleTest {
             // An orphan's values still take writes (nobody serves them until a new pbusd).
             t.setInt(trim, 3);
             assertEquals(3, t.getInt(trim));
+            // Nobody will save a persistent value any more.
+            int volts = t.index("voltage_setpoint");
+            t.setDouble(volts, 1.25);
+            ParambusException e = assertThrows(ParambusException.class,
+                    () -> t.awaitSaved(volts, t.version(volts), Duration.ofSeconds(10)));
+            assertEquals("ESRCH", e.errno(), e.getMessage());
             try (ParamTable again = ParamTable.open(d.instance)) {
                 assertEquals(TableState.ORPHANED, again.state());
                 assertEquals(3, again.getInt(trim));

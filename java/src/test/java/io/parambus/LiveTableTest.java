@@ -231,6 +231,27 @@ class LiveTableTest {
     }
 
     @Test
+    void savesAreAwaited() throws Exception {
+        try (ParamTable t = ParamTable.open(pbusd.instance, ParamTable.Access.WRITE)) {
+            int v = t.index("voltage_setpoint");
+            t.setDouble(v, 7.5);
+            long version = t.version(v);
+            assertTrue(t.awaitSaved(v, version, Duration.ofSeconds(10)));
+            assertTrue(Long.compareUnsigned(t.savedVersion(v), version) >= 0);
+            long t0 = System.nanoTime();
+            assertFalse(t.awaitSaved(v, version + 1000, Duration.ofMillis(100)));
+            assertTrue(System.nanoTime() - t0 >= 100_000_000L);
+            assertRefused("EINVAL", () -> t.awaitSaved(t.index("trim"), 1, Duration.ofSeconds(1)));
+            // On a virtual thread (its sleep is a platform thread's).
+            t.setDouble(v, 8.5);
+            long next = t.version(v);
+            CompletableFuture<Boolean> saved = new CompletableFuture<>();
+            Thread.ofVirtual().start(() -> saved.complete(t.awaitSaved(v, next, Duration.ofSeconds(10))));
+            assertTrue(saved.get(20, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
     void batchesAreAllOrNothing() {
         try (ParamTable t = ParamTable.open(pbusd.instance, ParamTable.Access.WRITE)) {
             int trim = t.index("trim"), avg = t.index("averaging"), label = t.index("label");

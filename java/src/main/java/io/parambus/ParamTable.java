@@ -160,7 +160,9 @@ public final class ParamTable implements AutoCloseable {
         this.instance = instance;
         this.access = access;
         this.arena = arena;
-        this.seg = seg;
+        // A read-only mapping is a read-only segment too: a write to it would be refused by
+        // the FFM API rather than fault (none is ever made: every write checks the access).
+        this.seg = access == Access.READ ? seg.asReadOnly() : seg;
         this.readOnlyView = seg.asReadOnly();
         this.wake = wake;
         this.wakeIsStandIn = wakeIsStandIn;

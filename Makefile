@@ -11,7 +11,7 @@ PYTHON    := $(VENV)/bin/python
 PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps venv build build-asan build-tsan demo demo-hw calculator java test test-quick bench bench-quick \
+.PHONY: all deps venv build build-asan build-tsan demo demo-hw calculator java java-demo test test-quick bench bench-quick \
         install format clean help
 
 all: build
@@ -25,6 +25,7 @@ help:
 	@echo "make bench        run the benchmarks (results in $(BUILD)/bench/)"
 	@echo "make bench-quick  run each benchmark briefly (smoke check)"
 	@echo "make java         build the Java binding's jar (java/, needs a JDK 22+; $(BUILD)/java)"
+	@echo "make java-demo    the demo power supply watched and switched from Java (examples/psu/java/)"
 	@echo "make install PREFIX=DIR   install libraries, headers, package files, tools and the jar"
 	@echo "make format       apply .clang-format to the C sources"
 
@@ -95,6 +96,12 @@ java:
 	@home=$$(scripts/java-env) && JAVA_HOME=$$home MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow $$MAVEN_OPTS" mvn -q -B -Dstyle.color=never -f java/pom.xml \
 	    -Dpbus.java.out=$(abspath $(BUILD))/java -DskipTests package
 	@echo "java: $(JAVA_JAR)"
+
+# The demo watched and switched from Java through the class pbus-gen
+# generates for it (examples/psu/java/): the demo's pbusd and simulator in
+# the background, PsuWatch for 20 s, both stopped at the end.
+java-demo: build java
+	@examples/psu/java/run $(BUILD)/dev $(JAVA_JAR) --seconds 20
 
 # The jar goes to PREFIX/share/java (Debian's place for jars), as
 # parambus-VERSION.jar and parambus.jar.

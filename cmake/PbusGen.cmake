@@ -81,3 +81,32 @@ function(pbus_generate_rpc name input prefix)
   target_include_directories(${name}-rpc PUBLIC ${out})
   target_link_libraries(${name}-rpc PUBLIC parambus)
 endfunction()
+
+# pbus_generate_java(NAME INPUT DIR [PACKAGE NAME]): the typed Java class of
+# a Franca interface (INPUT: its .fdepl, or a .fidl alone), written at build
+# time by pbus-gen --java under DIR, as DIR/<package folders>/<Interface>.java
+# (docs/generator.md, "The Java class"; PACKAGE is --java-package). Target
+# NAME-java, part of ALL. The class's file name comes from the interface,
+# which CMake does not read, so the target runs pbus-gen at every build (a
+# third of a second) rather than trusting a stamp: a class deleted by hand
+# comes back. pbus-gen rewrites the class only when its text changes, so
+# javac and Maven see no change otherwise. The generator is this checkout's
+# gen/ (PYTHONPATH), whatever copy the venv has installed.
+function(pbus_generate_java name input dir)
+  cmake_parse_arguments(PARSE_ARGV 3 G "" "PACKAGE" "")
+  if(G_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "pbus_generate_java(${ARGV}): unexpected ${G_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT PBUS_PYTHON)
+    message(FATAL_ERROR "pbus-gen: PBUS_PYTHON is not set (build through the root Makefile, which makes the venv)")
+  endif()
+  set(package)
+  if(G_PACKAGE)
+    set(package --java-package ${G_PACKAGE})
+  endif()
+  add_custom_target(${name}-java ALL
+    COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${PROJECT_SOURCE_DIR}/gen
+            ${PBUS_PYTHON} -m pbusgen --java ${dir} ${package} ${input}
+    COMMENT "pbus-gen --java ${input}"
+    VERBATIM)
+endfunction()

@@ -13,6 +13,8 @@ from typing import Dict
 from . import deployment as D
 from .errors import GenError, shown
 from .model import INT_RANGES, EnumValue, Model, Parameter
+from .naming import (JAVA_OBJECT_METHODS, JAVA_TYPE_RESTRICTED, JAVA_USED_TYPES,
+                     is_java_identifier)
 
 MAX_PARAMS = 65535
 MAX_NAME_BYTES = 127
@@ -185,3 +187,86 @@ def check(model: Model) -> None:
         claim(e.c_type, f"enumeration '{e.fqn}'", e.loc)
         for en in e.enumerators:
             claim(en.c_name, f"enumerator '{e.fqn}.{en.name}'", en.loc)
+
+
+def check_java(model: Model) -> None:
+    """The names of the Java class (params.java_names()) are Java: each a
+    valid identifier and no keyword, none shadowing a type the class uses
+    or a method of java.lang.Object, and each unique in its namespace
+    (constants, methods, nested types, the components of a record, the
+    constants of an enum). Run only when the class is generated."""
+    j = model.java
+    itf = model.interface
+
+    def ident(name: str, owner: str, loc, type_name: bool = False) -> None:
+        if not is_java_identifier(name) or (type_name and name in JAVA_TYPE_RESTRICTED):
+            raise GenError(loc, f"Java name '{name}' of {owner} is not a Java identifier "
+                                "or is a keyword; rename it")
+
+    for seg in j.package.split("."):
+        ident(seg, f"package '{j.package}'", itf.loc)
+    ident(j.class_name, f"interface '{itf.fqn}'", itf.loc, type_name=True)
+    if j.class_name in JAVA_USED_TYPES:
+        raise GenError(itf.loc, f"Java class name '{j.class_name}' of interface "
+                                f"'{itf.fqn}' is a type the generated class uses; "
+                                "rename the interface")
+
+    def namespace(kind: str):
+        seen: Dict[str, str] = {}
+
+        def claim(name: str, owner: str, loc) -> None:
+            if name in seen:
+                raise GenError(loc, f"Java {kind} '{name}' of {owner} clashes with "
+                                    f"{seen[name]}; rename one")
+            seen[name] = owner
+        return claim
+
+    fields = namespace("constant")
+    for c in j.constants:
+        fields(c, "the generated class", itf.loc)
+    methods = namespace("method")
+    for m in j.methods:
+        methods(m, "the generated class", itf.loc)
+    for m in sorted(JAVA_OBJECT_METHODS):
+        methods(m, "java.lang.Object", itf.loc)
+    for p in model.parameters:
+        owner = f"parameter '{p.name}'"
+        for name in (p.java_index, p.java_getter, p.java_setter, p.java_capacity):
+            if name:
+                ident(name, owner, p.loc)
+        fields(p.java_index, owner, p.loc)
+        if p.java_capacity:
+            fields(p.java_capacity, owner, p.loc)
+        methods(p.java_getter, owner, p.loc)
+        if p.java_setter:
+            methods(p.java_setter, owner, p.loc)
+    for a in j.struct_access:
+        owner = f"struct attribute '{a.attribute.name}'"
+        methods(a.getter, owner, a.attribute.loc)
+        if a.setter:
+            methods(a.setter, owner, a.attribute.loc)
+
+    types = namespace("type name")
+    types(j.class_name, "the generated class", itf.loc)
+    for name in sorted(JAVA_USED_TYPES):
+        types(name, "a type the generated class uses", itf.loc)
+    for e in model.enums:
+        owner = f"enumeration '{e.fqn}'"
+        ident(e.java_name, owner, e.loc, type_name=True)
+        types(e.java_name, owner, e.loc)
+        constants = namespace("enum constant")
+        constants("value", "the enum's own field", e.loc)
+        for en in e.enumerators:
+            ident(en.name, f"enumerator '{e.fqn}.{en.name}'", en.loc)
+            constants(en.name, f"enumerator '{e.fqn}.{en.name}'", en.loc)
+    for r in j.records:
+        owner = f"struct '{r.struct.fqn}'"
+        ident(r.name, owner, r.struct.loc, type_name=True)
+        types(r.name, owner, r.struct.loc)
+        components = namespace("record component")
+        for name in sorted(JAVA_OBJECT_METHODS):
+            components(name, "java.lang.Object", r.struct.loc)
+        for c in r.components:
+            cowner = f"field '{c.field.name}' of struct '{r.struct.fqn}'"
+            ident(c.name, cowner, c.field.loc)
+            components(c.name, cowner, c.field.loc)

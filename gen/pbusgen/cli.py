@@ -12,15 +12,15 @@ import sys
 import tempfile
 from typing import List, Optional
 
-from . import (__version__, checks, deep, emit_c, emit_rpc, emit_schema, loader, params,
-               resolver, rpc)
+from . import (__version__, checks, deep, emit_c, emit_java, emit_rpc, emit_schema, loader,
+               params, resolver, rpc)
 from .errors import Diagnostics, GenError
-from .naming import is_identifier
+from .naming import is_identifier, is_java_identifier
 
 DESCRIPTION = """\
 Compile a Franca interface (.fidl) and its parambus deployment (.fdepl) into
 the compiled schema that pbusd loads (.pbs, docs/schema-format.md) and into
-typed C bindings.
+typed C bindings and a typed Java class.
 
 FILE is a .fdepl, which names its .fidl through `import "NAME.fidl"`, or a
 .fidl alone (then no deployment: no units, limits or defaults). Imports are
@@ -41,6 +41,8 @@ exit status:
 example:
   pbus-gen --schema build/psu.pbs --c-header build/psu.h --c-source build/psu.c \\
            --prefix psu examples/psu/psu.fdepl
+  pbus-gen --java build/gen-java examples/psu/psu.fdepl
+           (writes build/gen-java/com/example/psu/PowerSupply.java)
 
 docs: docs/generator.md, docs/deployment-spec.md, docs/schema-format.md
 """
@@ -63,6 +65,12 @@ def _parser() -> argparse.ArgumentParser:
                         "--rpc-types-source, the types' codec) here")
     p.add_argument("--rpc-types-source", metavar="OUT.c",
                    help="write the codec of their argument types here, apart")
+    p.add_argument("--java", metavar="DIR",
+                   help="write the Java class of the interface under DIR, in the "
+                        "folder of its package (DIR/com/example/psu/PowerSupply.java)")
+    p.add_argument("--java-package", metavar="NAME",
+                   help="package of the Java class (default: the Franca package in "
+                        "lower case, e.g. com.example.psu)")
     p.add_argument("--prefix", metavar="NAME",
                    help="prefix of every generated C name (default: the interface "
                         "name in snake_case, e.g. power_supply)")
@@ -116,10 +124,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"FILE must end in .fidl or .fdepl: '{args.file}'")
     if args.prefix is not None and not is_identifier(args.prefix):
         parser.error(f"--prefix '{args.prefix}' is not a C identifier")
+    if args.java_package is not None and not all(
+            is_java_identifier(seg) for seg in args.java_package.split(".")):
+        parser.error(f"--java-package '{args.java_package}' is not a Java package name")
+    if args.java_package is not None and not args.java:
+        parser.error("--java-package needs --java DIR")
     rpc_out = args.rpc_header or args.rpc_source or args.rpc_types_source
-    table_out = args.schema or args.c_header or args.c_source
+    table_out = args.schema or args.c_header or args.c_source or args.java
     if not args.check and not (table_out or rpc_out):
-        parser.error("nothing to do: give --schema, --c-header, --c-source, "
+        parser.error("nothing to do: give --schema, --c-header, --c-source, --java, "
                      "--rpc-header, --rpc-source, --rpc-types-source or --check")
 
     diag = Diagnostics()
@@ -135,6 +148,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         model = params.build_model(resolved, sources, args.interface, args.prefix, diag,
                                    with_parameters=with_params)
         checks.check(model)
+        if args.java:
+            params.java_names(model, args.java_package)
+            checks.check_java(model)
         if rpc_out:
             return model, rpc.build(model)
         # The compiled schema carries the methods and broadcasts too
@@ -185,6 +201,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             outputs.append((args.c_header, header))
         if args.c_source:
             outputs.append((args.c_source, source))
+    if args.java:
+        path, text = emit_java.render(model, emit_schema.schema_hash(schema_text))
+        outputs.append((os.path.join(args.java, path), text))
     return _write(outputs)
 
 

@@ -78,6 +78,7 @@ class EnumType:
     desc: Optional[str]
     c_type: str = ""        # prefix_enum_name (the C enum tag), set when used
     c_guard: str = ""       # PREFIX_TYPE_ENUM_NAME_DEFINED, its #ifndef guard
+    java_name: str = ""     # OutputState (nested Java enum), set when used
 
     def __str__(self) -> str:
         return self.fqn
@@ -386,6 +387,11 @@ class Parameter:
     c_setter: str = ""              # "psu_set_limits_voltage" ("" if readonly)
     c_capacity: str = ""            # "PSU_STATUS_TEXT_MAX_SIZE" (strings, bytes),
                                     # "PSU_X_MAX_COUNT" (arrays), else ""
+    # Java identifiers (members of the generated class)
+    java_index: str = ""            # "LIMITS_VOLTAGE"
+    java_getter: str = ""           # "getLimitsVoltage"
+    java_setter: str = ""           # "setLimitsVoltage" ("" if readonly)
+    java_capacity: str = ""         # "STATUS_TEXT_MAX_SIZE", "X_MAX_COUNT", else ""
 
     @property
     def flags(self) -> List[str]:
@@ -421,6 +427,55 @@ class CNames:
 
 
 @dataclass(eq=False)
+class JavaComponent:
+    """A component of a Java record: a leaf field (one parameter per use of
+    the struct) or a nested struct (its own record)."""
+
+    name: str                       # "referenceVoltage" (lowerCamelCase)
+    field: Field
+    record: Optional["JavaRecord"] = None   # a struct field
+    leaf: Optional[Parameter] = None        # else: the leaf of the struct's first
+                                            # use, for its type (every use has
+                                            # the same one)
+
+
+@dataclass(eq=False)
+class JavaRecord:
+    """The Java record of a struct that parameters hold (flattened)."""
+
+    struct: StructType
+    name: str                       # "Limits"
+    components: List[JavaComponent]
+
+
+@dataclass(eq=False)
+class JavaStructAccess:
+    """A struct attribute read and written whole, as its record."""
+
+    attribute: Attribute
+    record: JavaRecord
+    parameters: List[Parameter]     # its leaves, in index (= component) order
+    getter: str                     # "getLimits"
+    setter: str                     # "setLimits" ("" if readonly)
+
+
+@dataclass(eq=False)
+class JavaNames:
+    """Identifiers of the generated Java class that belong to no parameter."""
+
+    package: str                    # "com.example.psu"
+    class_name: str                 # "PowerSupply"
+    path: str                       # "com/example/psu/PowerSupply.java"
+    records: List[JavaRecord]       # first use first, outer before inner
+    struct_access: List[JavaStructAccess]   # in attribute order
+    # the fixed members, for the clash checks
+    constants: tuple = ("SCHEMA_HASH", "PARAM_COUNT", "INTERFACE")
+    methods: tuple = ("open", "checked", "table", "close", "samples", "string",
+                      "bytes", "little", "booleans", "shorts", "ints", "longs",
+                      "floats", "doubles")
+
+
+@dataclass(eq=False)
 class Model:
     interface: Interface
     parameters: List[Parameter]
@@ -431,3 +486,4 @@ class Model:
     constants: Dict[str, Constant]  # every constant, by fqn
     interfaces: Dict[str, Interface]
     type_collections: Dict[str, TypeCollection]
+    java: Optional[JavaNames] = None    # set by params.java_names() for --java

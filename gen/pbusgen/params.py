@@ -15,9 +15,11 @@ from . import deep, deployment as D
 from .errors import Diagnostics, GenError, Location
 from .loader import Sources
 from .model import (INT_RANGES, ArrayType, Attribute, BasicType, CNames,
-                    EnumType, IntegerType, Interface, MapType, Model,
-                    Parameter, StructType, Type, UnionType, unalias)
-from .naming import param_c_name, snake
+                    EnumType, IntegerType, Interface, JavaComponent, JavaNames,
+                    JavaRecord, JavaStructAccess, MapType, Model, Parameter,
+                    StructType, Type, UnionType, unalias)
+from .naming import (java_constant, java_lower_camel, java_package, java_upper_camel,
+                     param_c_name, snake)
 from .resolver import Resolver
 
 _NUMERIC = set(INT_RANGES) | {"float", "double"}
@@ -270,3 +272,69 @@ def build_model(resolver: Resolver, sources: Sources, interface_fqn: Optional[st
                  constants=dict(resolver.constants),
                  interfaces=dict(resolver.interfaces),
                  type_collections=dict(resolver.type_collections))
+
+
+def java_names(model: Model, package: Optional[str] = None) -> None:
+    """Name the Java class of @model (the back end emit_java prints them):
+    model.java, each parameter's java_* and each used enumeration's
+    java_name. @package is --java-package, default the Franca package in
+    lower case. Whether the names make valid Java is checks.check_java()'s."""
+    itf = model.interface
+    pkg = package if package is not None else java_package(itf.package)
+    for p in model.parameters:
+        p.java_index = java_constant(p.name)
+        camel = java_upper_camel(p.name)
+        p.java_getter = f"get{camel}"
+        p.java_setter = "" if p.readonly else f"set{camel}"
+        if p.is_array:
+            p.java_capacity = f"{p.java_index}_MAX_COUNT"
+        elif p.size is not None:
+            p.java_capacity = f"{p.java_index}_MAX_SIZE"
+    for e in model.enums:
+        e.java_name = e.name
+
+    # Struct attributes: their leaves are consecutive parameters in the
+    # order of the struct's fields, depth first (_Builder._node), which is
+    # also the order of the record components.
+    records: Dict[int, JavaRecord] = {}
+    ordered: List[JavaRecord] = []
+
+    def record(struct: StructType, leaves) -> JavaRecord:
+        rec = records.get(id(struct))
+        fresh = rec is None
+        if fresh:
+            rec = JavaRecord(struct=struct, name=struct.name, components=[])
+            records[id(struct)] = rec
+            ordered.append(rec)
+        for i, f in enumerate(struct.fields):
+            u = unalias(f.type)
+            if isinstance(u, StructType):
+                inner = record(u, leaves)
+                if fresh:
+                    rec.components.append(JavaComponent(
+                        name=java_lower_camel(f.name), field=f, record=inner))
+            else:
+                leaf = next(leaves)
+                if fresh:
+                    rec.components.append(JavaComponent(
+                        name=java_lower_camel(f.name), field=f, leaf=leaf))
+        return rec
+
+    by_attribute: Dict[int, List[Parameter]] = {}
+    for p in model.parameters:
+        by_attribute.setdefault(id(p.attribute), []).append(p)
+    access: List[JavaStructAccess] = []
+    for attr in itf.all_attributes():
+        u = unalias(attr.type)
+        if not isinstance(u, StructType):
+            continue
+        leaves = by_attribute.get(id(attr), [])
+        rec = record(u, iter(leaves))
+        camel = java_upper_camel(attr.name)
+        access.append(JavaStructAccess(
+            attribute=attr, record=rec, parameters=leaves, getter=f"get{camel}",
+            setter="" if attr.readonly else f"set{camel}"))
+    model.java = JavaNames(
+        package=pkg, class_name=itf.name,
+        path="/".join(pkg.split(".") + [f"{itf.name}.java"]) if pkg else f"{itf.name}.java",
+        records=ordered, struct_access=access)

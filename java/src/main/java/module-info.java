@@ -6,5 +6,8 @@
  * wrappers, through {@link java.lang.foreign.Linker}.
  */
 module io.parambus {
+    requires jdk.net;
+
     exports io.parambus;
+    exports io.parambus.client;
 }

@@ -191,16 +191,6 @@ public final class Param {
                 + (enumName == null ? " (not an enum)" : " in " + enumName));
     }
 
-    /** Whether some enumerator has {@code value}. */
-    boolean hasEnumValue(int value) {
-        for (Enumerator e : enumerators) {
-            if (e.value() == value) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     @Override
     public String toString() {
         return name + " (" + type.spelling() + ", index " + index + ")";

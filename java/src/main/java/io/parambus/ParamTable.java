@@ -1,16 +1,23 @@
 package io.parambus;
 
+import static io.parambus.SegmentLayout.A;
 import static io.parambus.SegmentLayout.COPY_VALUE;
-import static io.parambus.SegmentLayout.F_HAS_MAX;
-import static io.parambus.SegmentLayout.F_HAS_MIN;
-import static io.parambus.SegmentLayout.F_READONLY;
-import static io.parambus.SegmentLayout.H_REVOCATIONS;
 import static io.parambus.SegmentLayout.H_STATE;
 import static io.parambus.SegmentLayout.SLOT_COPY0;
-import static io.parambus.SegmentLayout.W_ANY_WAITERS;
-import static io.parambus.SegmentLayout.W_NOTIFY;
-import static io.parambus.SegmentLayout.W_PARAM_WAITERS;
-import static io.parambus.SegmentLayout.W_WAITERS;
+import static io.parambus.SegmentLayout.T_ENUM;
+import static io.parambus.SegmentLayout.T_BYTES;
+import static io.parambus.SegmentLayout.T_STRING;
+import static io.parambus.SegmentLayout.T_DOUBLE;
+import static io.parambus.SegmentLayout.T_FLOAT;
+import static io.parambus.SegmentLayout.T_UINT64;
+import static io.parambus.SegmentLayout.T_UINT32;
+import static io.parambus.SegmentLayout.T_UINT16;
+import static io.parambus.SegmentLayout.T_UINT8;
+import static io.parambus.SegmentLayout.T_INT64;
+import static io.parambus.SegmentLayout.T_INT32;
+import static io.parambus.SegmentLayout.T_INT16;
+import static io.parambus.SegmentLayout.T_INT8;
+import static io.parambus.SegmentLayout.T_BOOL;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -23,10 +30,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -51,12 +54,11 @@ import java.util.Objects;
  * }</pre>
  *
  * <h2>Reading</h2>
- * The scalar getters ({@link #getDouble(int)} …) make one attempt of the read protocol
- * (§4.1): the version with {@code getAcquire}, the value's word with {@code getOpaque},
+ * The scalar getters ({@link #getDouble(int)} …) follow the read protocol (§4.1): the
+ * version with {@code getAcquire}, the value's word with {@code getOpaque},
  * {@link VarHandle#acquireFence()}, the version again with {@code getOpaque}; if a write
- * completed meanwhile they hand over to the general reader, which retries and, after
- * every 8th failed attempt, posts a reader's turn (§4.5), so that no writer can starve
- * it. They allocate nothing. A reader never sees a torn value, never waits for a writer
+ * completed meanwhile they try again, and after every 8th failed attempt post a reader's
+ * turn (§4.5), so that no writer can starve them. They allocate nothing. A reader never sees a torn value, never waits for a writer
  * and is never blocked by one that died.
  *
  * <h2>Writing</h2>
@@ -108,20 +110,13 @@ public final class ParamTable implements AutoCloseable {
 
     // The lock word (§4.3).
     static final long BIASED = 1L << 62, SHARED = 2L << 62, WAITERS = 1L << 61, STATE_MASK = 3L << 62;
-    private static final int SPINS_BEFORE_WAITING = 200;
-    private static final long FIRST_CHECK_NS = 50_000, CHECK_INTERVAL_NS = 1_000_000,
-            LIVE_HOLDER_TIMEOUT_NS = 1_000_000_000;
     // The reader's turn (§4.5).
     static final int READ_TRIES_BEFORE_TURN = 8;
     static final long READER_TURN_NS = 200_000, TURN_SLACK_NS = 10_000;
-    private static final int TURN_SHARE = 20;
 
-    private static final int T_BOOL = 1, T_INT8 = 2, T_INT16 = 3, T_INT32 = 4, T_INT64 = 5, T_UINT8 = 6,
-            T_UINT16 = 7, T_UINT32 = 8, T_UINT64 = 9, T_FLOAT = 10, T_DOUBLE = 11, T_STRING = 12, T_BYTES = 13,
-            T_ENUM = 14;
 
     private final String instance;
-    private final Access access;
+    final Access access;
     private final Arena arena;
     final MemorySegment seg;
     private final MemorySegment readOnlyView;
@@ -134,19 +129,30 @@ public final class ParamTable implements AutoCloseable {
     // Per parameter, from the validated descriptors: what a read or write needs, in
     // primitive arrays (one load each on the hot path).
     final int count;
+    /**
+     * Per parameter, the slot's offset (below 2^56) with the type code in the top byte:
+     * what a scalar getter needs, in one load (its array bounds check is the index check).
+     */
+    private final long[] slotAndType;
+    private static final long SLOT_MASK = (1L << 56) - 1;
     final long[] slot;
     final int[] stride;
     final int[] copies;
     final int[] valueSize;
     final int[] type;
-    private final long[] valueMask;
+    final long[] valueMask;
     private final boolean[] scalar;
-    private final int[] flags;
-    private final long[] min, max;
-    private final long turnsOffset;
-    private final long auxOffset;
-    private final Param[] params;
+    final int[] flags;
+    final long[] min, max;
+    final int[][] enumValues;
+    final long turnsOffset;
+    final long auxOffset;
+    final Param[] params;
     private final List<Param> paramList;
+    /** The checks and stored encodings of writes (ValueChecks.java). */
+    final ValueChecks checks;
+    /** The write protocol (SlotWriter.java). */
+    final SlotWriter writer;
     private final Map<String, Integer> byName;
 
     private ParamTable(String instance, Access access, Arena arena, MemorySegment seg, MemorySegment wake,
@@ -154,7 +160,9 @@ public final class ParamTable implements AutoCloseable {
         this.instance = instance;
         this.access = access;
         this.arena = arena;
-        this.seg = seg;
+        // A read-only mapping is a read-only segment too: a write to it would be refused by
+        // the FFM API rather than fault (none is ever made: every write checks the access).
+        this.seg = access == Access.READ ? seg.asReadOnly() : seg;
         this.readOnlyView = seg.asReadOnly();
         this.wake = wake;
         this.wakeIsStandIn = wakeIsStandIn;
@@ -172,13 +180,16 @@ public final class ParamTable implements AutoCloseable {
         this.turnsOffset = SegmentLayout.turnsOffset(count);
         this.auxOffset = l.auxOffset;
         this.valueMask = new long[count];
+        this.slotAndType = new long[count];
         this.scalar = new boolean[count];
         this.params = new Param[count];
+        this.enumValues = new int[count][];
         this.byName = new HashMap<>(count * 2);
         for (int i = 0; i < count; i++) {
             ParamType t = ParamType.ofCode(type[i]);
             scalar[i] = Sample.isScalar(t);
             valueMask[i] = valueSize[i] >= 8 ? -1L : (1L << (8 * valueSize[i])) - 1;
+            slotAndType[i] = slot[i] | (long) type[i] << 56;
             String enumName = null;
             List<Enumerator> enumerators = List.of();
             if (t.element() == ParamType.ENUM) {
@@ -190,6 +201,7 @@ public final class ParamTable implements AutoCloseable {
                     list.add(new Enumerator(l.enumeratorValues[at], l.enumeratorLabels[at]));
                 }
                 enumerators = Collections.unmodifiableList(list);
+                enumValues[i] = Arrays.copyOfRange(l.enumeratorValues, l.enumFirst[e], l.enumFirst[e] + l.enumSize[e]);
             }
             params[i] = new Param(i, l.names[i], l.units[i], l.descriptions[i], l.groups[i], t,
                     UpdateClass.ofCode(l.updateClasses[i]), flags[i], valueSize[i], l.elementSizes[i], l.gids[i],
@@ -197,6 +209,8 @@ public final class ParamTable implements AutoCloseable {
             byName.putIfAbsent(l.names[i], i);
         }
         this.paramList = List.of(params);
+        this.checks = new ValueChecks(this);
+        this.writer = new SlotWriter(this);
     }
 
     // --- Opening ---------------------------------------------------------------------
@@ -524,18 +538,18 @@ public final class ParamTable implements AutoCloseable {
 
     // --- Parameters ------------------------------------------------------------------
 
-    private ParambusException noSuchIndex(String op, int index) {
+    ParambusException noSuchIndex(String op, int index) {
         return new ParambusException("ENOENT", op + " " + instance + ": ENOENT: no parameter " + index + " (it has "
                 + count + ")");
     }
 
-    private void checkIndex(String op, int index) {
+    void checkIndex(String op, int index) {
         if (index < 0 || index >= count) {
             throw noSuchIndex(op, index);
         }
     }
 
-    private String obj(int index) {
+    String obj(int index) {
         return instance + "/" + params[index].name();
     }
 
@@ -579,40 +593,30 @@ public final class ParamTable implements AutoCloseable {
 
     // --- Reading: the protocol (§4.1) -------------------------------------------------
 
-    private ParambusException typeError(String op, int i, String wanted) {
+    ParambusException typeError(String op, int i, String wanted) {
         return new ParambusException("EINVAL", op + " " + obj(i) + ": EINVAL: the parameter is "
                 + ParamType.ofCode(type[i]).spelling() + ", " + op + " takes " + wanted);
     }
 
     /**
-     * One attempt of a scalar read, then the general protocol if a write got in the way:
-     * the stored word, masked to the value's size. No allocation.
+     * A scalar's stored word (the 8 bytes at the copy's value, as stored: the value in its
+     * low bytes) from the slot at {@code s}, parameter {@code i}, by the read protocol
+     * (§4.1): the first attempt is the common case; a write that completed meanwhile makes
+     * it try again, and every 8th failed attempt posts a reader's turn (§4.5). The attempts
+     * share one loop, so that a retry runs the very accesses the first attempt ran (and
+     * links nothing new: no allocation, ever). Allocation-free.
      */
-    private long readScalar(int i) {
+    private long readWord(long s, int i) {
         final MemorySegment seg = this.seg;
-        final long s = slot[i];
-        long seq = (long) LONG.getAcquire(seg, s);
-        long word = (long) LONG.getOpaque(seg, s + SLOT_COPY0 + COPY_VALUE + (seq & 1) * 24);
-        VarHandle.acquireFence();
-        if ((long) LONG.getOpaque(seg, s) != seq) {
-            word = readScalarRetrying(i);
-        }
-        return word & valueMask[i];
-    }
-
-    /** The general reader for a scalar's word (attempts from 1, turns after 8 failures). */
-    private long readScalarRetrying(int i) {
-        final MemorySegment seg = this.seg;
-        final long s = slot[i];
         long turn = 0;
         for (int attempt = 1;; attempt++) {
             long seq = (long) LONG.getAcquire(seg, s);
-            long c = s + SLOT_COPY0 + (seq & 1) * 24;
-            long word = (long) LONG.getOpaque(seg, c + COPY_VALUE);
+            long word = (long) LONG.getOpaque(seg, s + SLOT_COPY0 + COPY_VALUE + (seq & 1) * 24);
             VarHandle.acquireFence();
-            long seq2 = (long) LONG.getOpaque(seg, s);
-            if (Long.compareUnsigned(seq2 - seq, 0) <= 0) {
-                giveTurnBack(i, turn);
+            if ((long) LONG.getOpaque(seg, s) == seq) {
+                if (turn != 0) {
+                    giveTurnBack(i, turn);
+                }
                 return word;
             }
             if (attempt % READ_TRIES_BEFORE_TURN == 0) {
@@ -621,8 +625,20 @@ public final class ParamTable implements AutoCloseable {
         }
     }
 
+    /**
+     * The slot offset and type of parameter {@code index} for a scalar getter: one array
+     * load, whose bounds check is the index check.
+     */
+    private long scalarSlot(String op, int index) {
+        try {
+            return slotAndType[index];
+        } catch (ArrayIndexOutOfBoundsException e) {
+            throw noSuchIndex(op, index);
+        }
+    }
+
     /** Post (or renew) a reader's turn unless another reader's runs (§4.5); this read's deadline. */
-    private long takeTurn(int i, long turn) {
+    long takeTurn(int i, long turn) {
         long off = turnsOffset + 8L * i;
         long now = Clock.monotonicNs();
         long cur = (long) LONG.getOpaque(wake, off);
@@ -634,11 +650,8 @@ public final class ParamTable implements AutoCloseable {
         return (long) LONG.compareAndExchange(wake, off, cur, deadline) == cur ? deadline : turn;
     }
 
-    /** Give back the turn this read posted, and wake the writers that hold off for it. */
-    private void giveTurnBack(int i, long turn) {
-        if (turn == 0) {
-            return;
-        }
+    /** Give back the turn (not 0) this read posted, and wake the writers that hold off for it. */
+    void giveTurnBack(int i, long turn) {
         long off = turnsOffset + 8L * i;
         if ((long) LONG.compareAndExchangeRelease(wake, off, turn, 0L) == turn) {
             Native.futexWakeAll(wake.address() + off);
@@ -678,7 +691,9 @@ public final class ParamTable implements AutoCloseable {
             VarHandle.acquireFence();
             long seq2 = (long) LONG.getOpaque(seg, s);
             if (Long.compareUnsigned(seq2 - seq, n2) <= 0) {
-                giveTurnBack(index, turn);
+                if (turn != 0) {
+                    giveTurnBack(index, turn);
+                }
                 into.index = index;
                 into.type = params[index].type();
                 into.timestampNs = ts;
@@ -766,11 +781,11 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public boolean getBoolean(int index) {
-        checkIndex("getBoolean", index);
-        if (type[index] != T_BOOL) {
+        long p = scalarSlot("getBoolean", index);
+        if ((int) (p >>> 56) != T_BOOL) {
             throw typeError("getBoolean", index, "bool");
         }
-        return readScalar(index) != 0;
+        return (readWord(p & SLOT_MASK, index) & 0xFF) != 0;
     }
 
     /**
@@ -780,9 +795,23 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public int getInt(int index) {
-        checkIndex("getInt", index);
-        long bits = readIntegerBits("getInt", index, false);
-        return (int) bits;
+        long p = scalarSlot("getInt", index);
+        long s = p & SLOT_MASK;
+        switch ((int) (p >>> 56)) {
+            case T_INT8:
+                return (byte) readWord(s, index);
+            case T_INT16:
+                return (short) readWord(s, index);
+            case T_INT32:
+            case T_ENUM:
+                return (int) readWord(s, index);
+            case T_UINT8:
+                return (int) readWord(s, index) & 0xFF;
+            case T_UINT16:
+                return (int) readWord(s, index) & 0xFFFF;
+            default:
+                throw typeError("getInt", index, "int8, int16, int32, uint8, uint16 or enum");
+        }
     }
 
     /**
@@ -793,33 +822,28 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public long getLong(int index) {
-        checkIndex("getLong", index);
-        return readIntegerBits("getLong", index, true);
-    }
-
-    private long readIntegerBits(String op, int index, boolean wide) {
-        switch (type[index]) {
+        long p = scalarSlot("getLong", index);
+        long s = p & SLOT_MASK;
+        switch ((int) (p >>> 56)) {
             case T_INT8:
-                return (byte) readScalar(index);
+                return (byte) readWord(s, index);
             case T_INT16:
-                return (short) readScalar(index);
+                return (short) readWord(s, index);
             case T_INT32:
             case T_ENUM:
-                return (int) readScalar(index);
+                return (int) readWord(s, index);
             case T_UINT8:
+                return readWord(s, index) & 0xFF;
             case T_UINT16:
-                return readScalar(index);
-            case T_INT64:
+                return readWord(s, index) & 0xFFFF;
             case T_UINT32:
+                return readWord(s, index) & 0xFFFFFFFFL;
+            case T_INT64:
             case T_UINT64:
-                if (wide) {
-                    return readScalar(index);
-                }
-                break;
+                return readWord(s, index);
             default:
-                break;
+                throw typeError("getLong", index, "an integer type or enum");
         }
-        throw typeError(op, index, wide ? "an integer type or enum" : "int8, int16, int32, uint8, uint16 or enum");
     }
 
     /**
@@ -828,35 +852,25 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public float getFloat(int index) {
-        checkIndex("getFloat", index);
-        if (type[index] != T_FLOAT) {
+        long p = scalarSlot("getFloat", index);
+        if ((int) (p >>> 56) != T_FLOAT) {
             throw typeError("getFloat", index, "float");
         }
-        return Float.intBitsToFloat((int) readScalar(index));
+        return Float.intBitsToFloat((int) readWord(p & SLOT_MASK, index));
     }
 
     /**
-     * A double (bits as stored: NaN payloads and negative zero kept). Allocation-free: a
-     * handful of {@link VarHandle} accesses to the mapping.
+     * A double (bits as stored: NaN payloads and negative zero kept). Allocation-free: an
+     * array load and three {@link VarHandle} accesses to the mapping.
      *
      * @throws ParambusException {@code ENOENT} no such parameter; {@code EINVAL} another type
      */
     public double getDouble(int index) {
-        if (index < 0 || index >= count) {
-            throw noSuchIndex("getDouble", index);
-        }
-        if (type[index] != T_DOUBLE) {
+        long p = scalarSlot("getDouble", index);
+        if ((int) (p >>> 56) != T_DOUBLE) {
             throw typeError("getDouble", index, "double");
         }
-        final MemorySegment seg = this.seg;
-        final long s = slot[index];
-        long seq = (long) LONG.getAcquire(seg, s);
-        long word = (long) LONG.getOpaque(seg, s + SLOT_COPY0 + COPY_VALUE + (seq & 1) * 24);
-        VarHandle.acquireFence();
-        if ((long) LONG.getOpaque(seg, s) != seq) {
-            word = readScalarRetrying(index);
-        }
-        return Double.longBitsToDouble(word);
+        return Double.longBitsToDouble(readWord(p & SLOT_MASK, index));
     }
 
     /**
@@ -880,7 +894,6 @@ public final class ParamTable implements AutoCloseable {
 
     // --- Array getters ---------------------------------------------------------------
 
-    private static final int A = 0x80;
 
     /**
      * A bool[] (each non-zero byte true; whole elements only, §2.8).
@@ -1008,267 +1021,6 @@ public final class ParamTable implements AutoCloseable {
         return getDoubleArray(index(name));
     }
 
-    // --- Checking a write (§2.6, as the C library checks) ------------------------------
-
-    private void checkWrite(String op, int i, int... types) {
-        checkIndex(op, i);
-        int t = type[i];
-        boolean ok = false;
-        for (int want : types) {
-            ok |= t == want;
-        }
-        if (!ok) {
-            StringBuilder b = new StringBuilder();
-            for (int want : types) {
-                b.append(b.length() == 0 ? "" : ", ").append(ParamType.ofCode(want).spelling());
-            }
-            throw typeError(op, i, b.toString());
-        }
-        if (access == Access.READ) {
-            throw new ParambusException("EACCES", op + " " + obj(i) + ": EACCES: the table was opened for reading");
-        }
-        if ((flags[i] & F_READONLY) != 0 && access != Access.PROVIDER) {
-            throw new ParambusException("EACCES", op + " " + obj(i) + ": EACCES: the parameter is read-only (only a"
-                    + " table opened as PROVIDER writes it)");
-        }
-    }
-
-    private ParambusException outside(String op, int i, String value) {
-        return new ParambusException("ERANGE", op + " " + obj(i) + ": ERANGE: " + value + " is outside the limits"
-                + limitsText(i));
-    }
-
-    private String limitsText(int i) {
-        ParamType t = ParamType.ofCode(type[i]).element();
-        String lo = "-", hi = "-";
-        if ((flags[i] & F_HAS_MIN) != 0) {
-            lo = t.isFloating() ? Double.toString(Double.longBitsToDouble(min[i]))
-                    : t.isUnsignedInteger() ? Long.toUnsignedString(min[i]) : Long.toString(min[i]);
-        }
-        if ((flags[i] & F_HAS_MAX) != 0) {
-            hi = t.isFloating() ? Double.toString(Double.longBitsToDouble(max[i]))
-                    : t.isUnsignedInteger() ? Long.toUnsignedString(max[i]) : Long.toString(max[i]);
-        }
-        return " [" + lo + ", " + hi + "]";
-    }
-
-    private void checkSigned(String op, int i, long v) {
-        int f = flags[i];
-        if (((f & F_HAS_MIN) != 0 && v < min[i]) || ((f & F_HAS_MAX) != 0 && v > max[i])) {
-            throw outside(op, i, Long.toString(v));
-        }
-    }
-
-    private void checkUnsigned(String op, int i, long v) {
-        int f = flags[i];
-        if (((f & F_HAS_MIN) != 0 && Long.compareUnsigned(v, min[i]) < 0)
-                || ((f & F_HAS_MAX) != 0 && Long.compareUnsigned(v, max[i]) > 0)) {
-            throw outside(op, i, Long.toUnsignedString(v));
-        }
-    }
-
-    private void checkFloating(String op, int i, double v) {
-        int f = flags[i];
-        boolean hasMin = (f & F_HAS_MIN) != 0, hasMax = (f & F_HAS_MAX) != 0;
-        if ((hasMin || hasMax) && Double.isNaN(v)) {
-            throw outside(op, i, "NaN");
-        }
-        if ((hasMin && v < Double.longBitsToDouble(min[i])) || (hasMax && v > Double.longBitsToDouble(max[i]))) {
-            throw outside(op, i, Double.toString(v));
-        }
-    }
-
-    /** An integer (as a long; uint64 as its bits) checked for the type's range, enum membership and limits. */
-    private long checkInteger(String op, int i, int elementType, long v) {
-        long lo, hi;
-        boolean unsigned = false;
-        switch (elementType) {
-            case T_INT8 -> { lo = Byte.MIN_VALUE; hi = Byte.MAX_VALUE; }
-            case T_INT16 -> { lo = Short.MIN_VALUE; hi = Short.MAX_VALUE; }
-            case T_INT32, T_ENUM -> { lo = Integer.MIN_VALUE; hi = Integer.MAX_VALUE; }
-            case T_INT64 -> { lo = Long.MIN_VALUE; hi = Long.MAX_VALUE; }
-            case T_UINT8 -> { lo = 0; hi = 0xFF; unsigned = true; }
-            case T_UINT16 -> { lo = 0; hi = 0xFFFF; unsigned = true; }
-            case T_UINT32 -> { lo = 0; hi = 0xFFFFFFFFL; unsigned = true; }
-            default -> { lo = Long.MIN_VALUE; hi = Long.MAX_VALUE; unsigned = true; }
-        }
-        if (elementType != T_UINT64 && (v < lo || v > hi)) {
-            throw new ParambusException("ERANGE", op + " " + obj(i) + ": ERANGE: " + v + " does not fit "
-                    + ParamType.ofCode(elementType).spelling());
-        }
-        if (elementType == T_ENUM && !params[i].hasEnumValue((int) v)) {
-            throw new ParambusException("ERANGE", op + " " + obj(i) + ": ERANGE: " + v + " is no enumerator of "
-                    + params[i].enumName());
-        }
-        if (unsigned) {
-            checkUnsigned(op, i, v);
-        } else {
-            checkSigned(op, i, v);
-        }
-        return v;
-    }
-
-    /** The stored bits of a checked bool write. */
-    long encodeBoolean(String op, int i, boolean v) {
-        checkWrite(op, i, T_BOOL);
-        return v ? 1 : 0;
-    }
-
-    /** The stored bits of a checked integer write through setInt. */
-    long encodeInt(String op, int i, int v) {
-        checkWrite(op, i, T_INT8, T_INT16, T_INT32, T_UINT8, T_UINT16, T_ENUM);
-        return checkInteger(op, i, type[i], v) & valueMask[i];
-    }
-
-    /** The stored bits of a checked integer write through setLong. */
-    long encodeLong(String op, int i, long v) {
-        checkWrite(op, i, T_INT8, T_INT16, T_INT32, T_INT64, T_UINT8, T_UINT16, T_UINT32, T_UINT64, T_ENUM);
-        return checkInteger(op, i, type[i], v) & valueMask[i];
-    }
-
-    /** The stored bits of a checked float write. */
-    long encodeFloat(String op, int i, float v) {
-        checkWrite(op, i, T_FLOAT);
-        checkFloating(op, i, v);
-        return Integer.toUnsignedLong(Float.floatToRawIntBits(v));
-    }
-
-    /** The stored bits of a checked double write. */
-    long encodeDouble(String op, int i, double v) {
-        checkWrite(op, i, T_DOUBLE);
-        checkFloating(op, i, v);
-        return Double.doubleToRawLongBits(v);
-    }
-
-    private void checkLength(String op, int i, long length) {
-        if (length > valueSize[i]) {
-            throw new ParambusException("EMSGSIZE", op + " " + obj(i) + ": EMSGSIZE: " + length + " bytes, the"
-                    + " parameter holds at most " + valueSize[i]);
-        }
-    }
-
-    /** The stored bytes of a checked string write (strict UTF-8, no NUL). */
-    byte[] encodeString(String op, int i, String v) {
-        checkWrite(op, i, T_STRING);
-        Objects.requireNonNull(v, "value");
-        byte[] bytes;
-        try {
-            ByteBuffer b = StandardCharsets.UTF_8.newEncoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).encode(CharBuffer.wrap(v));
-            bytes = new byte[b.remaining()];
-            b.get(bytes);
-        } catch (CharacterCodingException e) {
-            throw new ParambusException("EINVAL", op + " " + obj(i) + ": EINVAL: the text is not valid Unicode (an"
-                    + " unpaired surrogate)");
-        }
-        if (v.indexOf('\0') >= 0) {
-            throw new ParambusException("EINVAL", op + " " + obj(i) + ": EINVAL: the text holds a NUL character");
-        }
-        checkLength(op, i, bytes.length);
-        return bytes;
-    }
-
-    /** The stored bytes of a checked bytes write (a copy). */
-    byte[] encodeBytes(String op, int i, byte[] v) {
-        checkWrite(op, i, T_BYTES);
-        checkLength(op, i, v.length);
-        return v.clone();
-    }
-
-    byte[] encodeBooleanArray(String op, int i, boolean[] v) {
-        checkWrite(op, i, A | T_BOOL);
-        checkLength(op, i, v.length);
-        byte[] r = new byte[v.length];
-        for (int k = 0; k < v.length; k++) {
-            r[k] = (byte) (v[k] ? 1 : 0);
-        }
-        return r;
-    }
-
-    byte[] encodeByteArray(String op, int i, byte[] v) {
-        checkWrite(op, i, A | T_INT8, A | T_UINT8);
-        checkLength(op, i, v.length);
-        boolean unsigned = type[i] == (A | T_UINT8);
-        for (byte e : v) {
-            if (unsigned) {
-                checkUnsigned(op, i, Byte.toUnsignedLong(e));
-            } else {
-                checkSigned(op, i, e);
-            }
-        }
-        return v.clone();
-    }
-
-    byte[] encodeShortArray(String op, int i, short[] v) {
-        checkWrite(op, i, A | T_INT16, A | T_UINT16);
-        checkLength(op, i, 2L * v.length);
-        boolean unsigned = type[i] == (A | T_UINT16);
-        ByteBuffer b = ByteBuffer.allocate(2 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        for (short e : v) {
-            if (unsigned) {
-                checkUnsigned(op, i, Short.toUnsignedLong(e));
-            } else {
-                checkSigned(op, i, e);
-            }
-            b.putShort(e);
-        }
-        return b.array();
-    }
-
-    byte[] encodeIntArray(String op, int i, int[] v) {
-        checkWrite(op, i, A | T_INT32, A | T_UINT32);
-        checkLength(op, i, 4L * v.length);
-        boolean unsigned = type[i] == (A | T_UINT32);
-        ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        for (int e : v) {
-            if (unsigned) {
-                checkUnsigned(op, i, Integer.toUnsignedLong(e));
-            } else {
-                checkSigned(op, i, e);
-            }
-            b.putInt(e);
-        }
-        return b.array();
-    }
-
-    byte[] encodeLongArray(String op, int i, long[] v) {
-        checkWrite(op, i, A | T_INT64, A | T_UINT64);
-        checkLength(op, i, 8L * v.length);
-        boolean unsigned = type[i] == (A | T_UINT64);
-        ByteBuffer b = ByteBuffer.allocate(8 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        for (long e : v) {
-            if (unsigned) {
-                checkUnsigned(op, i, e);
-            } else {
-                checkSigned(op, i, e);
-            }
-            b.putLong(e);
-        }
-        return b.array();
-    }
-
-    byte[] encodeFloatArray(String op, int i, float[] v) {
-        checkWrite(op, i, A | T_FLOAT);
-        checkLength(op, i, 4L * v.length);
-        ByteBuffer b = ByteBuffer.allocate(4 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        for (float e : v) {
-            checkFloating(op, i, e);
-            b.putInt(Float.floatToRawIntBits(e));
-        }
-        return b.array();
-    }
-
-    byte[] encodeDoubleArray(String op, int i, double[] v) {
-        checkWrite(op, i, A | T_DOUBLE);
-        checkLength(op, i, 8L * v.length);
-        ByteBuffer b = ByteBuffer.allocate(8 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        for (double e : v) {
-            checkFloating(op, i, e);
-            b.putLong(Double.doubleToRawLongBits(e));
-        }
-        return b.array();
-    }
-
     // --- Setters ----------------------------------------------------------------------
 
     /**
@@ -1281,7 +1033,7 @@ public final class ParamTable implements AutoCloseable {
      *     on any error.
      */
     public void setBoolean(int index, boolean value) {
-        writeScalar("setBoolean", index, encodeBoolean("setBoolean", index, value));
+        writer.writeScalar("setBoolean", index, checks.encodeBoolean("setBoolean", index, value));
     }
 
     /**
@@ -1291,7 +1043,7 @@ public final class ParamTable implements AutoCloseable {
      *     the value does not fit the type, is outside the limits or is no enumerator
      */
     public void setInt(int index, int value) {
-        writeScalar("setInt", index, encodeInt("setInt", index, value));
+        writer.writeScalar("setInt", index, checks.encodeInt("setInt", index, value));
     }
 
     /**
@@ -1301,7 +1053,7 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException as {@link #setInt(int, int)}
      */
     public void setLong(int index, long value) {
-        writeScalar("setLong", index, encodeLong("setLong", index, value));
+        writer.writeScalar("setLong", index, checks.encodeLong("setLong", index, value));
     }
 
     /**
@@ -1311,7 +1063,7 @@ public final class ParamTable implements AutoCloseable {
      *     outside the limits (NaN is outside any limit)
      */
     public void setFloat(int index, float value) {
-        writeScalar("setFloat", index, encodeFloat("setFloat", index, value));
+        writer.writeScalar("setFloat", index, checks.encodeFloat("setFloat", index, value));
     }
 
     /**
@@ -1320,7 +1072,7 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException as {@link #setFloat(int, float)}
      */
     public void setDouble(int index, double value) {
-        writeScalar("setDouble", index, encodeDouble("setDouble", index, value));
+        writer.writeScalar("setDouble", index, checks.encodeDouble("setDouble", index, value));
     }
 
     /**
@@ -1330,8 +1082,8 @@ public final class ParamTable implements AutoCloseable {
      *     than the parameter holds, {@code EINVAL} a NUL or an unpaired surrogate
      */
     public void setString(int index, String value) {
-        byte[] v = encodeString("setString", index, value);
-        writeStored("setString", index, v, v.length);
+        byte[] v = checks.encodeString("setString", index, value);
+        writer.writeStored("setString", index, v, v.length);
     }
 
     /**
@@ -1341,8 +1093,8 @@ public final class ParamTable implements AutoCloseable {
      *     than the parameter holds
      */
     public void setBytes(int index, byte[] value) {
-        byte[] v = encodeBytes("setBytes", index, value);
-        writeStored("setBytes", index, v, v.length);
+        byte[] v = checks.encodeBytes("setBytes", index, value);
+        writer.writeStored("setBytes", index, v, v.length);
     }
 
     /**
@@ -1351,8 +1103,8 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException as {@link #setBytes(int, byte[])}
      */
     public void setBooleanArray(int index, boolean[] value) {
-        byte[] v = encodeBooleanArray("setBooleanArray", index, value);
-        writeStored("setBooleanArray", index, v, v.length);
+        byte[] v = checks.encodeBooleanArray("setBooleanArray", index, value);
+        writer.writeStored("setBooleanArray", index, v, v.length);
     }
 
     /**
@@ -1362,8 +1114,8 @@ public final class ParamTable implements AutoCloseable {
      *     outside the limits
      */
     public void setByteArray(int index, byte[] value) {
-        byte[] v = encodeByteArray("setByteArray", index, value);
-        writeStored("setByteArray", index, v, v.length);
+        byte[] v = checks.encodeByteArray("setByteArray", index, value);
+        writer.writeStored("setByteArray", index, v, v.length);
     }
 
     /**
@@ -1372,8 +1124,8 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException as {@link #setByteArray(int, byte[])}
      */
     public void setShortArray(int index, short[] value) {
-        byte[] v = encodeShortArray("setShortArray", index, value);
-        writeStored("setShortArray", index, v, v.length);
+        byte[] v = checks.encodeShortArray("setShortArray", index, value);
+        writer.writeStored("setShortArray", index, v, v.length);
     }
 
     /**
@@ -1382,8 +1134,8 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException as {@link #setByteArray(int, byte[])}
      */
     public void setIntArray(int index, int[] value) {
-        byte[] v = encodeIntArray("setIntArray", index, value);
-        writeStored("setIntArray", index, v, v.length);
+        byte[] v = checks.encodeIntArray("setIntArray", index, value);
+        writer.writeStored("setIntArray", index, v, v.length);
     }
 
     /**
@@ -1392,8 +1144,8 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException as {@link #setByteArray(int, byte[])}
      */
     public void setLongArray(int index, long[] value) {
-        byte[] v = encodeLongArray("setLongArray", index, value);
-        writeStored("setLongArray", index, v, v.length);
+        byte[] v = checks.encodeLongArray("setLongArray", index, value);
+        writer.writeStored("setLongArray", index, v, v.length);
     }
 
     /**
@@ -1402,8 +1154,8 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException as {@link #setByteArray(int, byte[])}
      */
     public void setFloatArray(int index, float[] value) {
-        byte[] v = encodeFloatArray("setFloatArray", index, value);
-        writeStored("setFloatArray", index, v, v.length);
+        byte[] v = checks.encodeFloatArray("setFloatArray", index, value);
+        writer.writeStored("setFloatArray", index, v, v.length);
     }
 
     /**
@@ -1412,8 +1164,8 @@ public final class ParamTable implements AutoCloseable {
      * @throws ParambusException as {@link #setByteArray(int, byte[])}
      */
     public void setDoubleArray(int index, double[] value) {
-        byte[] v = encodeDoubleArray("setDoubleArray", index, value);
-        writeStored("setDoubleArray", index, v, v.length);
+        byte[] v = checks.encodeDoubleArray("setDoubleArray", index, value);
+        writer.writeStored("setDoubleArray", index, v, v.length);
     }
 
     // --- Setters by name ---------------------------------------------------------------
@@ -1458,253 +1210,16 @@ public final class ParamTable implements AutoCloseable {
         setDoubleArray(index(name), value);
     }
 
-    // --- Writing: the protocol (§4.2) --------------------------------------------------
+    // --- Writing (the protocol: SlotWriter.java) -----------------------------------------
 
-    private ParambusException stale(String op, int i) {
+    ParambusException stale(String op, int i) {
         return new ParambusException("ESTALE", op + " " + obj(i) + ": ESTALE: the instance was "
                 + (state() == TableState.CLOSED ? "closed" : "replaced") + " (open it again)");
     }
 
-    /** One checked scalar write, status ok, now. */
-    private void writeScalar(String op, int i, long bits) {
-        WriterThread w = WriterThread.current(op + " " + obj(i));
-        if (gone()) {
-            throw stale(op, i);
-        }
-        long ts = w.realtimeNs();
-        holdOff(i, w);
-        long unlockTo = claim(op, i, w);
-        try {
-            storeScalar(i, bits, 0, ts);
-        } finally {
-            letGo(i, unlockTo);
-        }
-        VarHandle.fullFence();
-        if (hasWaiters(i)) {
-            notifyWaiters();
-        }
-    }
-
-    /** One checked write of a string, bytes or array, status ok, now. */
-    private void writeStored(String op, int i, byte[] v, int length) {
-        WriterThread w = WriterThread.current(op + " " + obj(i));
-        if (gone()) {
-            throw stale(op, i);
-        }
-        long ts = w.realtimeNs();
-        holdOff(i, w);
-        long unlockTo = claim(op, i, w);
-        try {
-            storeValue(i, v, length, 0, ts);
-        } finally {
-            letGo(i, unlockTo);
-        }
-        VarHandle.fullFence();
-        if (hasWaiters(i)) {
-            notifyWaiters();
-        }
-    }
-
-    /** Fill the copy after the current version with a scalar and publish it (under a claim). */
-    private void storeScalar(int i, long bits, int status, long ts) {
-        final MemorySegment seg = this.seg;
-        final long s = slot[i];
-        long seq = (long) LONG.getOpaque(seg, s);
-        long c = s + SLOT_COPY0 + ((seq + 1) & 1) * 24;
-        VarHandle.releaseFence();
-        LONG.setOpaque(seg, c, ts);
-        // status (offset 8) and length (offset 12), little-endian: one word.
-        LONG.setOpaque(seg, c + 8, (long) valueSize[i] << 32 | Integer.toUnsignedLong(status));
-        LONG.setOpaque(seg, c + COPY_VALUE, bits);
-        LONG.setRelease(seg, s, seq + 1);
-    }
-
-    /** Fill the next copy with {@code length} stored bytes (8 at a time) and publish it. */
-    private void storeValue(int i, byte[] v, int length, int status, long ts) {
-        final MemorySegment seg = this.seg;
-        final long s = slot[i];
-        long seq = (long) LONG.getOpaque(seg, s);
-        long c = s + SLOT_COPY0 + ((seq + 1) & (copies[i] - 1)) * stride[i];
-        VarHandle.releaseFence();
-        LONG.setOpaque(seg, c, ts);
-        INT.setOpaque(seg, c + 8, status);
-        INT.setOpaque(seg, c + 12, length);
-        for (int w = 0; w < length; w += 8) {
-            long word = 0;
-            for (int k = Math.min(8, length - w) - 1; k >= 0; k--) {
-                word = word << 8 | Byte.toUnsignedLong(v[w + k]);
-            }
-            LONG.setOpaque(seg, c + COPY_VALUE + w, word);
-        }
-        LONG.setRelease(seg, s, seq + 1);
-    }
-
-    /** Whether anyone waits for parameter i or for everything (after the handshake's fence). */
-    private boolean hasWaiters(int i) {
-        return (int) INT.getOpaque(wake, W_WAITERS + 4L * i) != 0 || (int) INT.getOpaque(wake, W_ANY_WAITERS) != 0;
-    }
-
-    /** Bump the notify word and wake everyone asleep on it. */
+    /** Bump the wake segment's notify word and wake everyone asleep on it. */
     void notifyWaiters() {
-        INT.getAndAdd(wake, W_NOTIFY, 1);
-        Native.futexWakeAll(wake.address() + W_NOTIFY);
-    }
-
-    /** Hold off for a reader's turn (§4.5): at most 200 µs per write, a 20th of the thread's time. */
-    private void holdOff(int i, WriterThread w) {
-        long off = turnsOffset + 8L * i;
-        if ((long) LONG.getOpaque(wake, off) == 0) {
-            return;
-        }
-        long t = (long) LONG.getAcquire(wake, off);
-        if (t == 0) {
-            return;
-        }
-        long now = Clock.monotonicNs();
-        if (Long.compareUnsigned(t, now) <= 0 || Long.compareUnsigned(t, now + READER_TURN_NS + TURN_SLACK_NS) > 0) {
-            // No turn a reader posts: clear it, so that the next writes take their fast path.
-            LONG.compareAndExchangeAcquire(wake, off, t, 0L);
-            return;
-        }
-        if (now < w.quietUntil) {
-            return;
-        }
-        long end = now;
-        while ((long) LONG.getAcquire(wake, off) == t && end < t) {
-            Native.futexWait(wake.address() + off, (int) t, t);
-            end = Clock.monotonicNs();
-        }
-        w.quietUntil = end + (end - now) * (TURN_SHARE - 1);
-    }
-
-    /**
-     * Claim parameter i for this thread's write (§4.3), never taking a bias: returns the
-     * word to let go to (0 or SHARED). Revokes a bias, takes over a dead holder, sleeps
-     * behind a live one; {@code EBUSY} after a second of a live holder, nothing held.
-     */
-    private long claim(String op, int i, WriterThread w) {
-        final MemorySegment seg = this.seg;
-        final long lock = slot[i] + SegmentLayout.SLOT_LOCK;
-        final long me = w.token;
-        long cur = (long) LONG.getOpaque(seg, lock);
-        if ((cur == 0 || cur == SHARED) && (long) LONG.compareAndExchangeAcquire(seg, lock, cur, me) == cur) {
-            return cur;
-        }
-        long watched = 0, since = 0, nextCheck = 0;
-        for (int spins = 0;; spins++) {
-            cur = (long) LONG.getAcquire(seg, lock);
-            if (cur == 0 || cur == SHARED) {
-                if ((long) LONG.compareAndExchangeAcquire(seg, lock, cur, me) == cur) {
-                    return cur;
-                }
-                continue;
-            }
-            if ((cur & STATE_MASK) == BIASED) {
-                // Another thread's bias (even one naming this OS thread: a Java writer never
-                // holds one): revoke it; the parameter is shared from now on.
-                if ((long) LONG.compareAndExchangeAcquire(seg, lock, cur, me) != cur) {
-                    continue;
-                }
-                quiesce(op, i, me);
-                return SHARED;
-            }
-            // Held (a lock, or a word no writer makes, held by the token in bits 0-51). A
-            // word naming this thread is not ours either: it waits like any other (§4.8).
-            if (spins < SPINS_BEFORE_WAITING) {
-                Thread.onSpinWait();
-                continue;
-            }
-            long now = Clock.monotonicNs();
-            if ((cur & ~WAITERS) != watched) {
-                watched = cur & ~WAITERS;
-                since = now;
-                nextCheck = now + FIRST_CHECK_NS;
-            }
-            if (now < nextCheck) {
-                if ((cur & WAITERS) == 0
-                        && (long) LONG.compareAndExchangeAcquire(seg, lock, cur, cur | WAITERS) != cur) {
-                    continue;
-                }
-                Native.futexWait(seg.address() + lock, (int) cur, nextCheck);
-                continue;
-            }
-            nextCheck = now + CHECK_INTERVAL_NS;
-            long holder = cur & WriterThread.TOKEN_MASK;
-            if (holder != me && !WriterThread.alive(holder)) {
-                // Take over from the dead holder (of several writers exactly one wins); it
-                // may have been revoking a bias, so quiesce as a revoker does.
-                if ((long) LONG.compareAndExchangeAcquire(seg, lock, cur, me) != cur) {
-                    continue;
-                }
-                quiesce(op, i, me);
-                return SHARED;
-            }
-            if (now - since > LIVE_HOLDER_TIMEOUT_NS) {
-                throw new ParambusException("EBUSY", op + " " + obj(i) + ": EBUSY: a writer (thread "
-                        + WriterThread.tid(holder) + ") has held the parameter for more than a second (stopped?)");
-            }
-        }
-    }
-
-    /**
-     * With the word held by me after taking it from a bias or a dead holder: make sure no
-     * biased write is still under way (§4.3). On failure the word is handed back.
-     */
-    private void quiesce(String op, int i, long me) {
-        final MemorySegment seg = this.seg;
-        final long writing = auxOffset + SegmentLayout.AUX_SIZE * i + SegmentLayout.AUX_WRITING;
-        LONG.getAndAdd(seg, H_REVOCATIONS, 1L);
-        int r = Native.globalBarrier();
-        if (r != 0) {
-            long wr = (long) LONG.getAcquire(seg, writing);
-            letGo(i, wr != 0 ? BIASED | wr : SHARED);
-            throw new ParambusException(Native.name(r), op + " " + obj(i) + ": " + Native.name(r)
-                    + ": membarrier(2) failed, so a bias cannot be revoked");
-        }
-        long start = 0, nextCheck = 0;
-        for (int spins = 0;; spins++) {
-            long wr = (long) LONG.getAcquire(seg, writing);
-            if (wr == 0) {
-                return;
-            }
-            if (wr == me) {
-                LONG.compareAndExchange(seg, writing, me, 0L);
-                continue;
-            }
-            if (spins < SPINS_BEFORE_WAITING) {
-                Thread.onSpinWait();
-                continue;
-            }
-            Thread.yield();
-            long now = Clock.monotonicNs();
-            if (start == 0) {
-                start = now;
-                nextCheck = now + FIRST_CHECK_NS;
-                continue;
-            }
-            if (now >= nextCheck) {
-                nextCheck = now + CHECK_INTERVAL_NS;
-                if (!WriterThread.alive(wr)) {
-                    // Died mid-write: its work is in the unpublished copy, overwritten whole.
-                    LONG.compareAndExchange(seg, writing, wr, 0L);
-                    continue;
-                }
-            }
-            if (now - start > LIVE_HOLDER_TIMEOUT_NS) {
-                letGo(i, BIASED | wr);
-                throw new ParambusException("EBUSY", op + " " + obj(i) + ": EBUSY: the biased writer (thread "
-                        + WriterThread.tid(wr) + ") has been writing for more than a second (stopped?)");
-            }
-        }
-    }
-
-    /** Let go of a word this thread holds, leaving {@code to}; wake the writers asleep on it. */
-    private void letGo(int i, long to) {
-        long lock = slot[i] + SegmentLayout.SLOT_LOCK;
-        long old = (long) LONG.getAndSetRelease(seg, lock, to);
-        if ((old & WAITERS) != 0) {
-            Native.futexWakeAll(seg.address() + lock);
-        }
+        writer.notifyWaiters();
     }
 
     // --- Batches (§4.2: all or nothing) --------------------------------------------------
@@ -1717,77 +1232,87 @@ public final class ParamTable implements AutoCloseable {
         return new WriteBatch(this);
     }
 
+    // --- Waiting (§5.1, §5.2) ------------------------------------------------------------
+
+    private static final long SAVE_CHECK_NS = 1_000_000_000L;
+
     /**
-     * Write a batch: claim every parameter in ascending index order (a parameter that comes
-     * twice is claimed once), then write every value, then let go; if a claim fails
-     * ({@code EBUSY}) the claims taken are let go unchanged and nothing is written. One
-     * fence and at most one wake-up for the whole batch.
+     * Wait until pbusd has saved version {@code version} of persistent parameter
+     * {@code index} (or a later one) in its state file (docs/segment-format.md §5.2): after
+     * a write of a persistent parameter, {@code awaitSaved(i, version(i), timeout)} says
+     * when it is on disk. Sleeps on the header's {@code save_count} futex in slices of a
+     * second, to notice an owner that died. On a virtual thread the sleep is handed to a
+     * platform thread, as {@link Watch#await} does.
+     *
+     * @return true once saved, false if {@code timeout} passed first
+     * @throws ParambusException {@code EINVAL} the parameter is not persistent or the
+     *     timeout is negative; {@code ENOENT} no such parameter; {@code ESTALE} the instance
+     *     closed or was replaced; {@code ESRCH} its owner (pbusd) died; {@code EINTR} the
+     *     thread was interrupted
      */
-    void commit(WriteBatch b) {
-        int n = b.size;
-        if (n == 0) {
-            return;
+    public boolean awaitSaved(int index, long version, java.time.Duration timeout) {
+        checkIndex("awaitSaved", index);
+        Objects.requireNonNull(timeout, "timeout");
+        if (!params[index].isPersistent()) {
+            throw new ParambusException("EINVAL", "awaitSaved " + obj(index) + ": EINVAL: the parameter is not"
+                    + " persistent (pbusd does not save it)");
         }
-        String what = "commit " + instance;
-        WriterThread w = WriterThread.current(what);
-        if (gone()) {
-            throw stale("commit", b.index[0]);
+        if (timeout.isNegative()) {
+            throw new ParambusException("EINVAL", "awaitSaved " + obj(index) + ": EINVAL: negative timeout");
         }
-        long[] order = new long[n];
-        for (int k = 0; k < n; k++) {
-            order[k] = (long) b.index[k] << 32 | k;
-        }
-        Arrays.sort(order);
-        long now = w.realtimeNs();
-        long[] unlockTo = new long[n];
-        boolean[] held = new boolean[n];
-        boolean twice = false;
-        int m = 0;
+        long ns;
         try {
-            for (; m < n; m++) {
-                int i = (int) (order[m] >>> 32);
-                if (m > 0 && (int) (order[m - 1] >>> 32) == i) {
-                    twice = true;
-                    continue;
-                }
-                holdOff(i, w);
-                unlockTo[m] = claim("commit", i, w);
-                held[m] = true;
-            }
-            for (int k = 0; k < n; k++) {
-                int pos = (int) order[k];
-                int i = b.index[pos];
-                long ts = b.timestamp[pos] != 0 ? b.timestamp[pos] : now;
-                if (b.stored[pos] == null) {
-                    storeScalar(i, b.bits[pos], b.status[pos], ts);
-                } else {
-                    storeValue(i, b.stored[pos], b.stored[pos].length, b.status[pos], ts);
-                }
-                if (!twice && held[k]) {
-                    held[k] = false;
-                    letGo(i, unlockTo[k]);
-                }
-            }
-        } finally {
-            for (int k = 0; k < n; k++) {
-                if (held[k]) {
-                    letGo((int) (order[k] >>> 32), unlockTo[k]);
-                }
-            }
+            ns = timeout.toNanos();
+        } catch (ArithmeticException e) {
+            ns = Long.MAX_VALUE / 4;
         }
-        VarHandle.fullFence();
-        if ((int) INT.getOpaque(wake, W_PARAM_WAITERS) == 0 && (int) INT.getOpaque(wake, W_ANY_WAITERS) == 0) {
-            return;
+        long deadline = Clock.monotonicNs() + Math.min(ns, Long.MAX_VALUE / 4);
+        if (!Thread.currentThread().isVirtual()) {
+            return awaitSavedBlocking(index, version, deadline, null);
         }
-        for (int k = 0; k < n; k++) {
-            if (hasWaiters(b.index[k])) {
-                notifyWaiters();
-                return;
+        java.util.concurrent.atomic.AtomicBoolean abandon = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.Future<Boolean> f = Watch.PoolHolder.POOL.submit(
+                () -> awaitSavedBlocking(index, version, deadline, abandon));
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            abandon.set(true);
+            Thread.currentThread().interrupt();
+            throw new ParambusException("EINTR", "awaitSaved " + obj(index) + ": EINTR: the thread was interrupted");
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
             }
+            throw new IllegalStateException(e.getCause());
         }
     }
 
-    // --- Waiting (§5.1) ------------------------------------------------------------------
+    private boolean awaitSavedBlocking(int index, long version, long deadline,
+            java.util.concurrent.atomic.AtomicBoolean abandon) {
+        long saveCount = seg.address() + SegmentLayout.H_SAVE_COUNT;
+        while (true) {
+            int n = (int) INT.getAcquire(seg, SegmentLayout.H_SAVE_COUNT);
+            if (Long.compareUnsigned(savedVersion(index), version) >= 0) {
+                return true;
+            }
+            if (gone()) {
+                throw stale("awaitSaved", index);
+            }
+            if (!Proc.processAlive(Integer.toUnsignedLong(layout.ownerPid), Integer.toUnsignedLong(layout.ownerStart))) {
+                throw new ParambusException("ESRCH", "awaitSaved " + obj(index) + ": ESRCH: the instance's owner (pid "
+                        + Integer.toUnsignedString(layout.ownerPid) + ") is gone: nothing will save the value");
+            }
+            if ((abandon != null && abandon.get()) || Thread.currentThread().isInterrupted()) {
+                throw new ParambusException("EINTR", "awaitSaved " + obj(index) + ": EINTR: the thread was"
+                        + " interrupted");
+            }
+            long now = Clock.monotonicNs();
+            int r = Native.futexWait(saveCount, n, Math.min(deadline, now + SAVE_CHECK_NS));
+            if (r == Native.ETIMEDOUT && Clock.monotonicNs() >= deadline) {
+                return Long.compareUnsigned(savedVersion(index), version) >= 0;
+            }
+        }
+    }
 
     /**
      * A watch over the parameters {@code indexes}: it remembers their versions now, and

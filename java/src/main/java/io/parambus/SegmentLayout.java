@@ -30,6 +30,10 @@ final class SegmentLayout {
     // Flags (§2.2).
     static final int F_READONLY = 1, F_PERSISTENT = 2, F_NOREAD = 4, F_NOSUBSCRIPTIONS = 8, F_HAS_MIN = 16,
             F_HAS_MAX = 32, F_HAS_STEP = 64, F_HAS_DEFAULT = 128;
+    // Type codes (§2.6); A: the array bit.
+    static final int T_BOOL = 1, T_INT8 = 2, T_INT16 = 3, T_INT32 = 4, T_INT64 = 5, T_UINT8 = 6, T_UINT16 = 7,
+            T_UINT32 = 8, T_UINT64 = 9, T_FLOAT = 10, T_DOUBLE = 11, T_STRING = 12, T_BYTES = 13, T_ENUM = 14,
+            A = 0x80;
     // The wake segment (§3).
     static final long W_NOTIFY = 64, W_ANY_WAITERS = 68, W_PARAM_WAITERS = 72, W_WAITERS = 128;
     static final long WAKE_SLACK_MAX = 65536;

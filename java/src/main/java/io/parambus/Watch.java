@@ -42,7 +42,8 @@ public final class Watch implements AutoCloseable {
     private static final VarHandle INT = ParamTable.INT;
     private static final long SLICE_NS = 100_000_000L, UNBARRIERED_SLICE_NS = 1_000_000L;
 
-    private static final class PoolHolder {
+    /** The platform threads that sleep for virtual waiters (created on first use). */
+    static final class PoolHolder {
         static final ExecutorService POOL = Executors.newCachedThreadPool(r -> {
             Thread t = Thread.ofPlatform().daemon().name("parambus-wait").unstarted(r);
             return t;
@@ -127,6 +128,7 @@ public final class Watch implements AutoCloseable {
             ns = Long.MAX_VALUE / 2;
         }
         long deadline = Clock.monotonicNs() + Math.min(ns, Long.MAX_VALUE / 4);
+        abandon = false;
         if (Thread.currentThread().isVirtual()) {
             return awaitOnPlatformThread(deadline);
         }
@@ -136,12 +138,14 @@ public final class Watch implements AutoCloseable {
     private boolean awaitOnPlatformThread(long deadline) {
         Future<Boolean> f = PoolHolder.POOL.submit(() -> awaitBlocking(deadline));
         boolean wasInterrupted = false;
+        boolean changed;
         try {
             while (true) {
                 try {
-                    return f.get();
+                    changed = f.get();
+                    break;
                 } catch (InterruptedException e) {
-                    // End the platform thread's wait, then report the interrupt.
+                    // End the platform thread's wait (it looks at its versions once more).
                     wasInterrupted = true;
                     interruptSleepers();
                 }
@@ -159,16 +163,22 @@ public final class Watch implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        if (wasInterrupted && !changed) {
+            throw interruptedError();
+        }
+        return changed;
     }
 
-    private final Object interruptLock = new Object();
+    private ParambusException interruptedError() {
+        return new ParambusException("EINTR", "wait " + table.instance() + ": EINTR: the thread was interrupted");
+    }
+
+    /** Set when the virtual thread that handed its wait over was interrupted. */
     private volatile boolean abandon;
 
     /** Ends the hand-over's platform wait (the virtual waiter was interrupted). */
     private void interruptSleepers() {
-        synchronized (interruptLock) {
-            abandon = true;
-        }
+        abandon = true;
         table.notifyWaiters();
     }
 
@@ -186,7 +196,6 @@ public final class Watch implements AutoCloseable {
 
     /** The wait loop of §5.1 on the calling (platform) thread. */
     private boolean awaitBlocking(long deadline) {
-        abandon = false;
         register(true);
         try {
             VarHandle.fullFence();
@@ -209,8 +218,7 @@ public final class Watch implements AutoCloseable {
                     return false;
                 }
                 if (Thread.currentThread().isInterrupted()) {
-                    throw new ParambusException("EINTR", "wait " + table.instance() + ": EINTR: the thread was"
-                            + " interrupted");
+                    throw interruptedError();
                 }
                 long now = Clock.monotonicNs();
                 long slice = now + (barriered ? SLICE_NS : UNBARRIERED_SLICE_NS);

@@ -73,72 +73,72 @@ public final class WriteBatch {
 
     /** Add a bool write; throws as {@link ParamTable#setBoolean(int, boolean)} does, without adding it. */
     public WriteBatch setBoolean(int index, boolean value) {
-        return add(index, table.encodeBoolean("batch setBoolean", index, value), null);
+        return add(index, table.checks.encodeBoolean("batch setBoolean", index, value), null);
     }
 
     /** Add an integer or enum write; throws as {@link ParamTable#setInt(int, int)} does, without adding it. */
     public WriteBatch setInt(int index, int value) {
-        return add(index, table.encodeInt("batch setInt", index, value), null);
+        return add(index, table.checks.encodeInt("batch setInt", index, value), null);
     }
 
     /** Add an integer or enum write; throws as {@link ParamTable#setLong(int, long)} does, without adding it. */
     public WriteBatch setLong(int index, long value) {
-        return add(index, table.encodeLong("batch setLong", index, value), null);
+        return add(index, table.checks.encodeLong("batch setLong", index, value), null);
     }
 
     /** Add a float write; throws as {@link ParamTable#setFloat(int, float)} does, without adding it. */
     public WriteBatch setFloat(int index, float value) {
-        return add(index, table.encodeFloat("batch setFloat", index, value), null);
+        return add(index, table.checks.encodeFloat("batch setFloat", index, value), null);
     }
 
     /** Add a double write; throws as {@link ParamTable#setDouble(int, double)} does, without adding it. */
     public WriteBatch setDouble(int index, double value) {
-        return add(index, table.encodeDouble("batch setDouble", index, value), null);
+        return add(index, table.checks.encodeDouble("batch setDouble", index, value), null);
     }
 
     /** Add a string write; throws as {@link ParamTable#setString(int, String)} does, without adding it. */
     public WriteBatch setString(int index, String value) {
-        return add(index, 0, table.encodeString("batch setString", index, value));
+        return add(index, 0, table.checks.encodeString("batch setString", index, value));
     }
 
     /** Add a bytes write; throws as {@link ParamTable#setBytes(int, byte[])} does, without adding it. */
     public WriteBatch setBytes(int index, byte[] value) {
-        return add(index, 0, table.encodeBytes("batch setBytes", index, value));
+        return add(index, 0, table.checks.encodeBytes("batch setBytes", index, value));
     }
 
     /** Add a bool[] write; throws as {@link ParamTable#setBooleanArray} does, without adding it. */
     public WriteBatch setBooleanArray(int index, boolean[] value) {
-        return add(index, 0, table.encodeBooleanArray("batch setBooleanArray", index, value));
+        return add(index, 0, table.checks.encodeBooleanArray("batch setBooleanArray", index, value));
     }
 
     /** Add an int8[]/uint8[] write; throws as {@link ParamTable#setByteArray} does, without adding it. */
     public WriteBatch setByteArray(int index, byte[] value) {
-        return add(index, 0, table.encodeByteArray("batch setByteArray", index, value));
+        return add(index, 0, table.checks.encodeByteArray("batch setByteArray", index, value));
     }
 
     /** Add an int16[]/uint16[] write; throws as {@link ParamTable#setShortArray} does, without adding it. */
     public WriteBatch setShortArray(int index, short[] value) {
-        return add(index, 0, table.encodeShortArray("batch setShortArray", index, value));
+        return add(index, 0, table.checks.encodeShortArray("batch setShortArray", index, value));
     }
 
     /** Add an int32[]/uint32[] write; throws as {@link ParamTable#setIntArray} does, without adding it. */
     public WriteBatch setIntArray(int index, int[] value) {
-        return add(index, 0, table.encodeIntArray("batch setIntArray", index, value));
+        return add(index, 0, table.checks.encodeIntArray("batch setIntArray", index, value));
     }
 
     /** Add an int64[]/uint64[] write; throws as {@link ParamTable#setLongArray} does, without adding it. */
     public WriteBatch setLongArray(int index, long[] value) {
-        return add(index, 0, table.encodeLongArray("batch setLongArray", index, value));
+        return add(index, 0, table.checks.encodeLongArray("batch setLongArray", index, value));
     }
 
     /** Add a float[] write; throws as {@link ParamTable#setFloatArray} does, without adding it. */
     public WriteBatch setFloatArray(int index, float[] value) {
-        return add(index, 0, table.encodeFloatArray("batch setFloatArray", index, value));
+        return add(index, 0, table.checks.encodeFloatArray("batch setFloatArray", index, value));
     }
 
     /** Add a double[] write; throws as {@link ParamTable#setDoubleArray} does, without adding it. */
     public WriteBatch setDoubleArray(int index, double[] value) {
-        return add(index, 0, table.encodeDoubleArray("batch setDoubleArray", index, value));
+        return add(index, 0, table.checks.encodeDoubleArray("batch setDoubleArray", index, value));
     }
 
     /**
@@ -152,7 +152,7 @@ public final class WriteBatch {
      */
     public void commit() {
         try {
-            table.commit(this);
+            table.writer.commit(this);
         } finally {
             Arrays.fill(stored, 0, size, null);
             size = 0;

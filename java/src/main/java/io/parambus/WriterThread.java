@@ -26,24 +26,36 @@ final class WriterThread {
 
     final long token;
     final MemorySegment clock;
+    private final MemorySegment timespec;
+    private final MemorySegment capture;
     long quietUntil;
 
     private WriterThread() {
         int tid = Native.gettid();
         token = (Integer.toUnsignedLong(tid) | Proc.startToken(tid) << TOKEN_TID_BITS) & TOKEN_MASK;
-        clock = Arena.ofAuto().allocate(16, 8);
+        Arena arena = Arena.ofAuto();
+        clock = arena.allocate(16, 8);
+        timespec = arena.allocate(16, 8);
+        capture = arena.allocate(Native.captureLayout());
+    }
+
+    /** A futex wait (a lock word's sleepers, a reader's turn) through this thread's buffers: no allocation. */
+    int futexWait(long address, int expected, long deadlineNs) {
+        return Native.futexWait(address, expected, deadlineNs, timespec, capture);
     }
 
     /**
-     * The calling thread's writer state.
+     * The calling thread's writer state (allocation-free after the thread's first write).
      *
-     * @throws ParambusException {@code EPERM} on a virtual thread (§4.8), naming {@code what}
+     * @throws ParambusException {@code EPERM} on a virtual thread (§4.8), naming the
+     *     operation {@code op} on {@code object}
      */
-    static WriterThread current(String what) {
+    static WriterThread current(String op, String object) {
         Thread t = Thread.currentThread();
         if (t.isVirtual()) {
-            throw new ParambusException("EPERM", what + ": EPERM: writes must run on a platform thread, and this is a"
-                    + " virtual thread (a parameter's claim names one OS thread; docs/segment-format.md §4.8)");
+            throw new ParambusException("EPERM", op + " " + object + ": EPERM: writes must run on a platform thread,"
+                    + " and this is a virtual thread (a parameter's claim names one OS thread;"
+                    + " docs/segment-format.md §4.8)");
         }
         WriterThread w = CURRENT.get();
         if (w == null) {

@@ -408,12 +408,26 @@ public final class Native {
      */
     public static int futexWait(long address, int expected, long deadlineNs) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment capture = a.allocate(CAPTURE_LAYOUT);
-            MemorySegment ts = a.allocate(16, 8);
-            ts.set(JAVA_LONG, 0, deadlineNs / 1_000_000_000L);
-            ts.set(JAVA_LONG, 8, deadlineNs % 1_000_000_000L);
+            return futexWait(address, expected, deadlineNs, a.allocate(16, 8), a.allocate(CAPTURE_LAYOUT));
+        }
+    }
+
+    /** The layout of the call state {@link #futexWait(long, int, long, MemorySegment, MemorySegment)} needs. */
+    public static StructLayout captureLayout() {
+        return CAPTURE_LAYOUT;
+    }
+
+    /**
+     * {@link #futexWait(long, int, long)} with the caller's native buffers (16 bytes for the
+     * timeout, and one of {@link #captureLayout()}), so that the call allocates nothing.
+     */
+    public static int futexWait(long address, int expected, long deadlineNs, MemorySegment timespec,
+            MemorySegment capture) {
+        try {
+            timespec.set(JAVA_LONG, 0, deadlineNs / 1_000_000_000L);
+            timespec.set(JAVA_LONG, 8, deadlineNs % 1_000_000_000L);
             long r = (long) SYSCALL_ERRNO.invokeExact(capture, ARCH.sysFutex(), address, (long) FUTEX_WAIT_BITSET,
-                    Integer.toUnsignedLong(expected), ts.address(), 0L, (long) FUTEX_BITSET_MATCH_ANY & 0xFFFFFFFFL);
+                    Integer.toUnsignedLong(expected), timespec.address(), 0L, (long) FUTEX_BITSET_MATCH_ANY & 0xFFFFFFFFL);
             if (r == 0) {
                 return 0;
             }

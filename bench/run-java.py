@@ -381,7 +381,7 @@ def round_groups(cfg, have):
         contenders.append(("c", cpus, server, lambda p=placement: {
             "c_get_" + p: run_c_get(cfg, last, cfg.gets[p])}))
         groups.append(("socket-" + placement, contenders))
-    return groups
+    return [g for g in groups if g[0].split("-")[0] in cfg.parts]
 
 
 def micro_rounds(cfg, have, daemon):
@@ -666,11 +666,17 @@ def main():
     ap.add_argument("--attempts", type=int, help="attempts per run (full: 3, quick: 1)")
     ap.add_argument("--quiet-wait", type=float,
                     help="before each run, wait at most this long for quiet (full: 60 s, quick: 0)")
+    ap.add_argument("--parts", default="read,call,socket,2+2",
+                    help="which comparisons to run (default all: read,call,socket,2+2; the "
+                         "keys of the others are left out)")
     ap.add_argument("--out", help="JSON output (default BUILD_DIR/../bench/java.json: "
                                   "build/bench/java.json for build/dev)")
     cfg = ap.parse_args()
 
     cfg.build = os.path.abspath(cfg.build)
+    cfg.parts = set(cfg.parts.split(","))
+    if not cfg.parts <= {"read", "call", "socket", "2+2"}:
+        ap.error("--parts: read, call, socket or 2+2")
     cfg.out = cfg.out or os.path.join(os.path.dirname(cfg.build), "bench", "java.json")
     cfg.cpus = sorted(os.sched_getaffinity(0))
     cfg.pbusd = os.path.join(cfg.build, "daemon", "pbusd")
@@ -730,24 +736,26 @@ def main():
         log("run-java: %s, %d CPUs, kernel %s; %s; %s mode, %d rounds; benchmarks: %s"
             % (machine["cpu_model"], machine["cores"], machine["kernel"], machine["java"][0],
                "quick" if cfg.quick else "full", cfg.rounds, ", ".join(sorted(have))))
-        for needed in ("ReadBench.javaRead", "SocketGetBench.javaGet"):
-            if needed not in have:
+        for part, needed in (("read", "ReadBench.javaRead"), ("socket", "SocketGetBench.javaGet")):
+            if part in cfg.parts and needed not in have:
                 failures.append("%s is not in the benchmarks' jar" % needed)
         cfg.instance = "bench-java-%d" % os.getpid()
-        daemon = Pbusd(cfg, cfg.tmp, cfg.instance)
-        runs = micro_rounds(cfg, have, daemon)
-        complaint = daemon.stop()
-        daemon = None
-        if complaint:
-            failures.append(complaint)
-        with zipfile.ZipFile(cfg.bench_jar) as z:
-            cfg.variants_22 = ["java", "c"] if "io/parambus/bench/Displayer.class" in \
-                z.namelist() else ["c"]
-        if "java" not in cfg.variants_22:
-            failures.append("io.parambus.bench.Displayer is not in the benchmarks' jar")
-        runs22 = rounds_22(cfg)
-        for r in runs22:
-            failures += r["problems"]
+        if cfg.parts - {"2+2"}:
+            daemon = Pbusd(cfg, cfg.tmp, cfg.instance)
+            runs = micro_rounds(cfg, have, daemon)
+            complaint = daemon.stop()
+            daemon = None
+            if complaint:
+                failures.append(complaint)
+        if "2+2" in cfg.parts:
+            with zipfile.ZipFile(cfg.bench_jar) as z:
+                cfg.variants_22 = ["java", "c"] if "io/parambus/bench/Displayer.class" in \
+                    z.namelist() else ["c"]
+            if "java" not in cfg.variants_22:
+                failures.append("io.parambus.bench.Displayer is not in the benchmarks' jar")
+            runs22 = rounds_22(cfg)
+            for r in runs22:
+                failures += r["problems"]
     except Failure as e:
         failures.append(str(e))
     except KeyboardInterrupt:
@@ -767,8 +775,10 @@ def main():
     doc = {
         "benchmark": "java",
         "mode": "quick" if cfg.quick else "full",
-        "command": "bench/run-java.py %s%s" % ("--quick " if cfg.quick else "",
-                                               os.path.relpath(cfg.build, REPO)),
+        "command": "bench/run-java.py %s%s%s" % (
+            "--quick " if cfg.quick else "",
+            "--parts %s " % ",".join(sorted(cfg.parts)) if len(cfg.parts) < 4 else "",
+            os.path.relpath(cfg.build, REPO)),
         "machine": machine,
         "config": {
             "rounds": cfg.rounds, "rounds_22": cfg.rounds_22, "jmh": cfg.jmh,

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * Virtual-thread friendliness: 1,000 virtual threads each get a value, subscribe and wait
  * for a change through the client (the dispatcher a virtual thread too, two carrier
  * threads for all), then one write wakes them all; JFR records {@code jdk.VirtualThreadPinned}
- * with no threshold and must record none. A control in the same JVM pins on purpose (a
+ * with no threshold and must record none with the client's code on the pinned stack. A control in the same JVM pins on purpose (a
  * virtual thread sleeping inside an upcall from native code) and must be recorded, so the
  * check can fail. Runs in a JVM of its own ({@link ChildMain}) to record and limit carriers
  * without touching the test JVM.
@@ -36,7 +36,11 @@ class PinningTest {
             assertEquals("1000", r.value("woke"), r.output());
             List<String> events = pinnedEvents(jfr);
             List<String> control = events.stream().filter(e -> e.contains("eventThread = \"control\"")).toList();
-            List<String> others = events.stream().filter(e -> !e.contains("eventThread = \"control\"")).toList();
+            // A pin counts if the client's code is on the pinned thread's stack. The JDK's own
+            // virtual threads (the SubPoller threads of its I/O poller, which pin briefly while
+            // the poller is being set up, seen under load) run no code of ours.
+            List<String> others = events.stream().filter(e -> !e.contains("eventThread = \"control\""))
+                    .filter(e -> e.contains("io.parambus.")).toList();
             assertTrue(!control.isEmpty(), "the control's pinning was not recorded: " + events);
             assertEquals(List.of(), others, "virtual threads pinned while using the client");
         } finally {
@@ -50,7 +54,7 @@ class PinningTest {
 
     /** The recording's jdk.VirtualThreadPinned events, as the JDK's jfr tool prints them. */
     private static List<String> pinnedEvents(Path jfr) throws Exception {
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jfr").toString(), "print", "--events",
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jfr").toString(), "print", "--stack-depth", "64", "--events",
                 "jdk.VirtualThreadPinned", jfr.toString()).redirectErrorStream(true).start();
         String text = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) && p.exitValue() == 0, "jfr print: " + text);

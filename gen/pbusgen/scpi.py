@@ -264,6 +264,23 @@ def check(model: Model) -> List[Command]:
             continue
         p.scpi = _command(p)
         commands.append(p.scpi)
+    # One place in the tree, one mnemonic: nodes under the same parent whose
+    # forms overlap must be the same node ("VOLT" beside "VOLTage" is not),
+    # or a header could not tell which of the two it names.
+    places: Dict[Tuple, Tuple[str, Command]] = {}
+    for cmd in commands:
+        for path in cmd.paths():
+            for i, n in enumerate(path):
+                parent = tuple((m.long.upper(), m.suffix) for m in path[:i])
+                for form in n.forms():
+                    key = (parent, n.suffix, form)
+                    seen = places.setdefault(key, (n.long, cmd))
+                    if seen[0] != n.long:
+                        raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                                                f"node '{n.long}' and node '{seen[0]}' of "
+                                                f"'{seen[1].parameter.name}' ({seen[1].loc}) "
+                                                f"are different mnemonics with the same "
+                                                f"form '{form}'")
     # Conflicts: index every header form by its last node's forms.
     buckets: Dict[Tuple[int, str], List[Tuple[Tuple[Node, ...], Command]]] = {}
     for cmd in commands:

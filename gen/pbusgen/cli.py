@@ -13,7 +13,7 @@ import tempfile
 from typing import List, Optional
 
 from . import (__version__, checks, deep, emit_c, emit_java, emit_rpc, emit_schema, loader,
-               params, resolver, rpc)
+               params, resolver, rpc, scpi)
 from .errors import Diagnostics, GenError
 from .naming import is_identifier, is_java_identifier
 
@@ -41,10 +41,12 @@ exit status:
 example:
   pbus-gen --schema build/psu.pbs --c-header build/psu.h --c-source build/psu.c \\
            --prefix psu examples/psu/psu.fdepl
+  pbus-gen --scpi build/psu.scpi --scpi-reference docs/scpi-psu.md \\
+           examples/psu/psu.fdepl
   pbus-gen --java build/gen-java examples/psu/psu.fdepl
            (writes build/gen-java/com/example/psu/PowerSupply.java)
 
-docs: docs/generator.md, docs/deployment-spec.md, docs/schema-format.md
+docs: docs/generator.md, docs/deployment-spec.md, docs/schema-format.md, docs/scpi.md
 """
 
 
@@ -65,6 +67,11 @@ def _parser() -> argparse.ArgumentParser:
                         "--rpc-types-source, the types' codec) here")
     p.add_argument("--rpc-types-source", metavar="OUT.c",
                    help="write the codec of their argument types here, apart")
+    p.add_argument("--scpi", metavar="OUT.scpi",
+                   help="write the SCPI command tree that pbus-scpi loads here "
+                        "(docs/scpi.md)")
+    p.add_argument("--scpi-reference", metavar="OUT.md",
+                   help="write the instrument's SCPI command reference (Markdown) here")
     p.add_argument("--java", metavar="DIR",
                    help="write the Java class of the interface under DIR, in the "
                         "folder of its package (DIR/com/example/psu/PowerSupply.java)")
@@ -130,10 +137,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.java_package is not None and not args.java:
         parser.error("--java-package needs --java DIR")
     rpc_out = args.rpc_header or args.rpc_source or args.rpc_types_source
-    table_out = args.schema or args.c_header or args.c_source or args.java
+    table_out = (args.schema or args.c_header or args.c_source or args.java or args.scpi
+                 or args.scpi_reference)
     if not args.check and not (table_out or rpc_out):
         parser.error("nothing to do: give --schema, --c-header, --c-source, --java, "
-                     "--rpc-header, --rpc-source, --rpc-types-source or --check")
+                     "--scpi, --scpi-reference, --rpc-header, --rpc-source, "
+                     "--rpc-types-source or --check")
 
     diag = Diagnostics()
 
@@ -201,6 +210,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             outputs.append((args.c_header, header))
         if args.c_source:
             outputs.append((args.c_source, source))
+    if args.scpi:
+        outputs.append((args.scpi, scpi.render_tree(model,
+                                                    emit_schema.schema_hash(schema_text))))
+    if args.scpi_reference:
+        outputs.append((args.scpi_reference, scpi.render_reference(model)))
     if args.java:
         path, text = emit_java.render(model, emit_schema.schema_hash(schema_text))
         outputs.append((os.path.join(args.java, path), text))

@@ -5,9 +5,11 @@ describe a parameter (adding one is one line here plus the code in
 params.py that gives it a meaning) and HW_KEYS for the hardware-binding keys
 (`Hw...`), which this module turns into a model.HwBinding by itself. A key
 that is in neither table is an error, unless its name starts with one of the
-RESERVED_NAMESPACES, which are kept for keys to come (SCPI keywords, fleet
-topics): those are accepted, warned about, and ignored. An unknown `Hw...`
-key is an error with a suggestion, since that namespace is implemented.
+RESERVED_NAMESPACES, which are kept for keys to come (fleet topics, and
+SCPI keys outside attribute sections): those are accepted, warned about, and
+ignored. An unknown `Hw...` key is an error with a suggestion, since that
+namespace is implemented, and so is an unknown `Scpi...` key in an attribute
+or field section (the SCPI keys of parameters, scpi.py).
 docs/deployment-spec.md describes every key.
 
 This module checks the structure of the file (which interface, which
@@ -42,6 +44,7 @@ NUMERIC = "numeric"         # integer and floating-point types, and arrays of th
 ANY = "any"
 SIZED = "sized"             # String, ByteBuffer
 ARRAY = "array"             # arrays
+ENUM = "enum"               # enumerations
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,9 @@ KEYS: Dict[str, Key] = {k.name: k for k in (
     Key("UpdateClass", CHOICE, ANY, True, ("constant", "rare", "setting", "live")),
     Key("MaxSize", INTEGER, SIZED, False),
     Key("MaxLength", INTEGER, ARRAY, False),
+    Key("ScpiKeyword", STRING, ANY, False),
+    Key("ScpiAccess", CHOICE, ANY, False, ("query", "set", "both")),
+    Key("ScpiEnum", STRING, ENUM, False),
 )}
 
 # The keys of a `method NAME { ... }` section (methods.md, docs/deployment-
@@ -72,8 +78,13 @@ METHOD_KEYS: Dict[str, Key] = {k.name: k for k in (
     Key("CallableBy", STRING, ANY, False),
 )}
 
-# Key name prefixes reserved for later parts of parambus.
+# Key name prefixes reserved for later parts of parambus. `Scpi` keys of
+# parameters are implemented (KEYS); in method and broadcast sections and in
+# the define itself they are still reserved (SCPI commands of methods come
+# later).
 RESERVED_NAMESPACES = ("Scpi", "Fleet")
+# The prefix of the SCPI keys of parameters.
+SCPI_NAMESPACE = "Scpi"
 # The prefix of the hardware-binding keys (HW_KEYS, below).
 HW_NAMESPACE = "Hw"
 
@@ -85,6 +96,7 @@ _APPLIES_WORDS = {
     NUMERIC: "integer and floating-point attributes (and arrays of them)",
     SIZED: "String and ByteBuffer attributes",
     ARRAY: "array attributes",
+    ENUM: "enumeration attributes",
 }
 
 _GROUP_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
@@ -152,6 +164,13 @@ def _props(items, owner: str, diag: Diagnostics, allow_fields: bool,
                     ", expected one of " + ", ".join(HW_KEYS))
             raise GenError(item.loc, f"unknown hardware binding key '{item.key}' "
                                      f"in {owner}{hint}")
+        if (item.key not in keys and allow_fields
+                and _in_namespace(item.key, SCPI_NAMESPACE)):
+            scpi = [k for k in keys if _in_namespace(k, SCPI_NAMESPACE)]
+            close = difflib.get_close_matches(item.key, scpi, n=1)
+            hint = (f"; did you mean '{close[0]}'?" if close else
+                    ", expected one of " + ", ".join(scpi))
+            raise GenError(item.loc, f"unknown SCPI key '{item.key}' in {owner}{hint}")
         if item.key not in keys:
             ns = reserved_namespace(item.key)
             if ns is None:
@@ -273,6 +292,7 @@ def check_applies(key: Key, category: str, is_array: bool, where: str,
     ok = (key.applies == ANY or
           (key.applies == NUMERIC and category == "numeric") or
           (key.applies == SIZED and category == "sized" and not is_array) or
+          (key.applies == ENUM and category == "enum") or
           (key.applies == ARRAY and is_array))
     if not ok:
         raise GenError(loc, f"'{key.name}' does not apply to {where} of type "

@@ -375,6 +375,11 @@ class Parameter:
     group: Optional[str] = None
     desc: Optional[str] = None
     hw: Optional[HwBinding] = None  # a hardware binding, if the deployment has one
+    # SCPI (scpi.py): the keys as written; scpi.check() fills `scpi`
+    scpi_keyword: Optional[str] = None
+    scpi_access: Optional[str] = None   # "query", "set", "both" when written
+    scpi_enum: Optional[str] = None
+    scpi: Any = None                    # a scpi.Command once checked
     attribute: Optional[Attribute] = None
     franca_type: Optional[Type] = None
     loc: Optional[Location] = None  # the Franca attribute or field

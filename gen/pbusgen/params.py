@@ -166,7 +166,8 @@ class _Builder:
             p.min, p.max = rng
             p.origins["Minimum"] = p.origins["Maximum"] = attr.loc
         category = ("numeric" if element in _NUMERIC else
-                    "sized" if element in ("string", "bytes") else "other")
+                    "sized" if element in ("string", "bytes") else
+                    "enum" if element == "enum" else "other")
         where = f"'{name}'"
         for key in D.KEYS:                  # table order, so errors are stable
             prop = props.get(key)
@@ -198,6 +199,12 @@ class _Builder:
                 p.size = D.integer(v, key, where)
             elif key == "MaxLength":
                 p.count = D.integer(v, key, where)
+            elif key == "ScpiKeyword":
+                p.scpi_keyword = D.string(v, key, where)
+            elif key == "ScpiAccess":
+                p.scpi_access = D.choice(v, spec, where)
+            elif key == "ScpiEnum":
+                p.scpi_enum = D.string(v, key, where)
             else:
                 raise AssertionError(key)
         p.hw = D.hw_binding(props, where)

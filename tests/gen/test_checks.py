@@ -277,7 +277,7 @@ def test_unmappable_attributes(error_of, decl, attr, message):
     ("attribute vset { Colour = \"red\" }",
      "3:18: error: unknown key 'Colour' in attribute 'vset', expected one of Unit, "
      "Minimum, Maximum, Step, Default, Persistent, WritableBy, UpdateClass, MaxSize, "
-     "MaxLength"),
+     "MaxLength, ScpiKeyword, ScpiAccess, ScpiEnum"),
     ("attribute vset { Unit = \"V\" Unit = \"A\" }",
      "3:29: error: duplicate key 'Unit' in attribute 'vset'"),
     ("attribute vset { }\nattribute vset { }",
@@ -398,9 +398,8 @@ def test_reserved_namespace_key_is_a_warning(model_of, tmp_path):
     files = {"psu.fdepl": depl('attribute vset { ScpiKeyword = "VOLT" FleetTopic = 3 }')}
     write(tmp_path, files)
     model, diag = build("psu.fdepl")
+    # ScpiKeyword is implemented on attributes now (test_scpi.py)
     assert [str(w) for w in diag.warnings] == [
-        "psu.fdepl:3:18: warning: key 'ScpiKeyword' belongs to the reserved namespace "
-        "'Scpi' and is not implemented yet; ignored",
         "psu.fdepl:3:39: warning: key 'FleetTopic' belongs to the reserved namespace "
         "'Fleet' and is not implemented yet; ignored"]
     assert model.parameters[0].unit is None

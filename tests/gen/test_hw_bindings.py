@@ -292,8 +292,6 @@ def test_other_reserved_namespaces_still_only_warn(tmp_path, monkeypatch):
         'HwDevice = "c" HwLine = 0 }\nmethod run { ScpiKeyword = "RUN" }')})
     model, diag = build("dev.fdepl")
     assert [str(w) for w in diag.warnings] == [
-        "dev.fdepl:3:43: warning: key 'ScpiKeyword' belongs to the reserved namespace "
-        "'Scpi' and is not implemented yet; ignored",
         "dev.fdepl:4:14: warning: key 'ScpiKeyword' belongs to the reserved namespace "
         "'Scpi' and is not implemented yet; ignored"]
     assert model.parameters[0].hw.kind == "gpio_output"

@@ -96,8 +96,11 @@ def write_if_changed(path: str, text: str) -> bool:
     """Write `text` to `path` unless it already holds exactly that; the
     write is atomic (temporary file, then rename). Returns True if written."""
     data = text.encode("utf-8")
-    if os.path.exists(path) and not os.path.isfile(path):
-        # /dev/stdout, a pipe, a terminal: written through, never read.
+    if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
+        # /dev/stdout (a link, to a pipe, a terminal or a file), a device, a
+        # link of the user's: written through, never read, and never
+        # replaced by a rename (that would replace the link itself: a
+        # rename onto /dev/stdout once turned it into a plain file).
         with open(path, "wb") as f:
             f.write(data)
         return True

@@ -107,12 +107,12 @@ public final class Schema {
         return interfaceName;
     }
 
-    /** The interface's major version. */
+    /** The interface's major version (an unsigned 32-bit number, as the segment's header holds it). */
     public int interfaceMajor() {
         return interfaceMajor;
     }
 
-    /** The interface's minor version. */
+    /** The interface's minor version (an unsigned 32-bit number). */
     public int interfaceMinor() {
         return interfaceMinor;
     }
@@ -195,7 +195,9 @@ public final class Schema {
         }
 
         private ParambusException fail(String what) {
-            return new ParambusException("EINVAL", "schema line " + line + ": " + what + " (EINVAL)");
+            // Decoded tokens may hold control characters: the message stays one line.
+            return new ParambusException("EINVAL", "schema line " + line + ": " + what.replaceAll("\\p{Cntrl}", "?")
+                    + " (EINVAL)");
         }
 
         /**
@@ -207,7 +209,12 @@ public final class Schema {
             return new String(token.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8);
         }
 
-        /** A percent-encoded token's bytes (docs/schema-format.md, "Encoding"). */
+        /** An escape's hex digit: upper case only, as the format writes them (the C loader's rule). */
+        private static int escapeDigit(byte c) {
+            return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        }
+
+        /** A percent-encoded token's bytes (docs/schema-format.md, "Encoding"): no %00, no lower-case digits. */
         private byte[] decodeBytes(String token) {
             byte[] raw = token.getBytes(StandardCharsets.ISO_8859_1);
             if (token.indexOf('%') < 0) {
@@ -216,9 +223,9 @@ public final class Schema {
             ByteArrayOutputStream out = new ByteArrayOutputStream(raw.length);
             for (int i = 0; i < raw.length; i++) {
                 if (raw[i] == '%') {
-                    int hi = i + 2 < raw.length ? Character.digit(raw[i + 1], 16) : -1;
-                    int lo = i + 2 < raw.length ? Character.digit(raw[i + 2], 16) : -1;
-                    if (hi < 0 || lo < 0) {
+                    int hi = i + 2 < raw.length ? escapeDigit(raw[i + 1]) : -1;
+                    int lo = i + 2 < raw.length ? escapeDigit(raw[i + 2]) : -1;
+                    if (hi < 0 || lo < 0 || hi == 0 && lo == 0) {
                         throw fail("malformed percent-encoding in '" + shown(token) + "'");
                     }
                     out.write(hi << 4 | lo);
@@ -321,8 +328,8 @@ public final class Schema {
                 throw fail("expected 'interface NAME MAJOR.MINOR'");
             }
             try {
-                major = Integer.parseInt(version[0]);
-                minor = Integer.parseInt(version[1]);
+                major = Integer.parseUnsignedInt(version[0]);
+                minor = Integer.parseUnsignedInt(version[1]);
             } catch (NumberFormatException e) {
                 throw fail("interface version '" + shown(tok[2]) + "' out of range");
             }

@@ -7,15 +7,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.parambus.fuzz.CLib;
+import io.parambus.fuzz.Instance;
 import io.parambus.fuzz.Vectors;
-import io.parambus.internal.Native;
-import io.parambus.internal.Proc;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -49,67 +43,25 @@ import org.junit.jupiter.params.provider.MethodSource;
  * <p>Seeds: every segment image of tests/vectors (valid, invalid, version 1).
  */
 class SegmentFuzzTest {
-    private static final long PID = ProcessHandle.current().pid();
     private static final Set<String> CHECKS = Set.of("size", "magic", "version", "header-size", "segment-size",
             "descriptor-size", "param-count", "instance-terminated", "wake-size", "region-inside", "region-aligned",
             "strings-size", "string", "enum-record", "enumerators-inside", "name-length", "default-inside", "type",
             "update-class", "value-size", "default-length", "copy-stride", "copy-count", "slot-size", "slot-aligned",
             "slot-inside", "element-size", "enum-index", "instance");
 
-    /** Where inputs are installed: one instance name and one wake segment for the whole run. */
-    private static final class Stage {
-        final String name = "jfuzz-" + PID;
-        final Path path = Path.of("/dev/shm/pbus." + name);
-        final int wakeId;
+    private static Instance instance;
 
-        Stage() {
-            // Big enough for any wake_size that §7 lets through (65535 parameters and the
-            // slack), so that the owner's check (shm_segsz >= wake_size) always holds.
-            long size = SegmentLayout.wakeNeed(SegmentLayout.PARAM_MAX) + SegmentLayout.WAKE_SLACK_MAX;
-            try {
-                wakeId = Native.shmCreatePrivate(size, 0666);
-                long addr = Native.shmat(wakeId);
-                // Attached for the JVM's life; marked for removal at once, as an owner does
-                // (it can still be attached by id), so that nothing outlives the run.
-                Native.shmRemove(wakeId);
-                assertTrue(addr != 0);
-            } catch (Native.Errno e) {
-                throw new IllegalStateException("making the wake segment: " + e.getMessage());
-            }
+    private static synchronized Instance instance() {
+        if (instance == null) {
+            instance = new Instance("segment");
         }
-
-        /** The image as an owner would have written it, under this stage's name. */
-        void put(byte[] image) throws IOException {
-            byte[] img = image.clone();
-            if (img.length >= 256) {
-                ByteBuffer b = ByteBuffer.wrap(img).order(ByteOrder.LITTLE_ENDIAN);
-                b.putLong(16, img.length);
-                b.putInt(120, (int) PID);
-                b.putInt(124, (int) Proc.startToken(PID));
-                b.putInt(220, wakeId);
-                if (new String(img, 152, 7, StandardCharsets.ISO_8859_1).equals("vector\0")) {
-                    Arrays.fill(img, 152, 216, (byte) 0);
-                    byte[] n = name.getBytes(StandardCharsets.US_ASCII);
-                    System.arraycopy(n, 0, img, 152, n.length);
-                }
-            }
-            Files.write(path, img);
-        }
-    }
-
-    private static Stage stage;
-
-    private static synchronized Stage stage() {
-        if (stage == null) {
-            stage = new Stage();
-        }
-        return stage;
+        return instance;
     }
 
     @AfterAll
-    static void removeInstance() throws IOException {
-        if (stage != null) {
-            Files.deleteIfExists(stage.path);
+    static void removeInstance() {
+        if (instance != null) {
+            instance.close();
         }
     }
 
@@ -124,8 +76,8 @@ class SegmentFuzzTest {
     @MethodSource("seeds")
     @FuzzTest
     @Timeout(10)
-    void openAndRead(byte[] image) throws IOException {
-        Stage s = stage();
+    void openAndRead(byte[] image) {
+        Instance s = instance();
         s.put(image);
         int[] result = new int[1];
         ParamTable t = null;

@@ -48,6 +48,8 @@ public final class Instance implements AutoCloseable {
         } catch (Native.Errno e) {
             throw new IllegalStateException("making a wake segment: " + e.getMessage());
         }
+        // Also when the test's own cleanup never runs (a fuzzing run ends by exiting).
+        Runtime.getRuntime().addShutdownHook(new Thread(this::close));
     }
 
     /** Installs {@code image} (replacing what was installed), patched as an owner writes it. */

@@ -3,7 +3,6 @@ package io.parambus.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.parambus.fuzz.Vectors;
@@ -72,19 +71,26 @@ class ClientFuzzTest {
             dir = Files.createTempDirectory("pbus-jfuzz-client-");
             listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
             listener.bind(UnixDomainSocketAddress.of(dir.resolve(INSTANCE + ".sock")));
+            // Also when the test's own cleanup never runs (a fuzzing run ends by exiting).
+            Runtime.getRuntime().addShutdownHook(new Thread(ClientFuzzTest::removeSocket));
         }
         return listener;
     }
 
     @AfterAll
-    static void removeSocket() throws IOException {
+    static synchronized void removeSocket() {
         if (listener != null) {
-            listener.close();
-            try (Stream<Path> s = Files.walk(dir)) {
-                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
+            try {
+                listener.close();
+                try (Stream<Path> s = Files.walk(dir)) {
+                    for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(p);
+                    }
                 }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
+            listener = null;
         }
     }
 

@@ -93,6 +93,11 @@ final class SegmentLayout {
                 + " failed: " + detail);
     }
 
+    /** A text of the segment as a message shows it: on one line (control characters as '?'). */
+    private static String printable(String text) {
+        return text.replaceAll("\\p{Cntrl}", "?");
+    }
+
     /** {@code offset ≤ total} and {@code length ≤ total − offset}, unsigned, without overflow. */
     static boolean inside(long offset, long length, long total) {
         return Long.compareUnsigned(offset, total) <= 0 && Long.compareUnsigned(length, total - offset) <= 0;
@@ -279,7 +284,8 @@ final class SegmentLayout {
             checkDescriptor(i, descriptorsOffset + (long) DESCRIPTOR_SIZE * i);
         }
         if (!instance.equals(instanceName)) {
-            throw refuse("instance", "the segment is instance \"" + instance + "\"'s, not \"" + instanceName + "\"'s");
+            throw refuse("instance", "the segment is instance \"" + printable(instance) + "\"'s, not \"" + instanceName
+                    + "\"'s");
         }
         schemaHash = u64(H_SCHEMA_HASH);
         instanceId = u64(H_INSTANCE_ID);
@@ -293,7 +299,7 @@ final class SegmentLayout {
         String p = "parameter " + i;
         long nameLength = u32L(d + 4);
         names[i] = poolString(u32L(d), nameLength, "the name of " + p);
-        p = p + " (" + names[i] + ")";
+        p = p + " (" + printable(names[i]) + ")";
         if (nameLength == 0) {
             throw refuse("name-length", "the name of parameter " + i + " is empty");
         }

@@ -495,7 +495,13 @@ final class Connection {
                     + " answers no request");
         }
         if (type != Wire.ERROR && type != head.type + 1) {
-            throw new ProtocolErrorException(Wire.typeName(type) + " in reply to " + Wire.typeName(head.type));
+            // head has left the FIFO, so kill() will not fail it: fail it here, or its
+            // waiter would spin until its timeout.
+            ProtocolErrorException e = new ProtocolErrorException(Wire.typeName(type) + " in reply to "
+                    + Wire.typeName(head.type));
+            head.error = new ProtocolErrorException(head.operation(this) + ": " + e.getMessage() + " (EPROTO)");
+            complete(head);
+            throw e;
         }
         if (head.abandoned) {
             head.lateReply(this, type, b);

@@ -46,7 +46,7 @@ final class Errno {
      * is {@code "EINVAL"}; a number without a name here is {@code "errno N"}.
      */
     static String name(int code) {
-        int n = Math.abs(code);
-        return n < NAMES.length && NAMES[n] != null ? NAMES[n] : "errno " + n;
+        long n = Math.abs((long) code); // a server may send any i32, Integer.MIN_VALUE too
+        return n < NAMES.length && NAMES[(int) n] != null ? NAMES[(int) n] : "errno " + n;
     }
 }

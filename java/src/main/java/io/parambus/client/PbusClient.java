@@ -313,7 +313,8 @@ public final class PbusClient implements AutoCloseable {
             case Errno.EACCES -> "read-only (only the instrument's provider writes it)";
             case Errno.EPERM -> "this user may not write it" + (p != null && !p.group().isEmpty()
                     ? " (its writers: pbusd's user, root and the group " + p.group() + ")" : " (only pbusd's user and root may)");
-            case Errno.EMSGSIZE -> value.length + " bytes, above its capacity of " + (p != null ? p.valueSize() : "?");
+            case Errno.EMSGSIZE -> value == null ? "too long" // the batch's code, no write blamed
+                    : value.length + " bytes, above its capacity of " + (p != null ? p.valueSize() : "?");
             case Errno.EBUSY -> "another writer held it for a second; try again later";
             case Errno.ERANGE -> p != null && p.type().element() == io.parambus.ParamType.ENUM
                     ? "not an enumerator of " + p.enumName() : "outside its limits " + (p != null ? ValueCodec.limitsText(p) : "");
@@ -323,7 +324,8 @@ public final class PbusClient implements AutoCloseable {
                         yield "written twice in one batch";
                     }
                 }
-                yield "not a valid " + (p != null ? p.type().spelling() : "value") + " (" + value.length + " bytes)";
+                yield value == null ? "not valid" // the batch's code, no write blamed
+                        : "not a valid " + (p != null ? p.type().spelling() : "value") + " (" + value.length + " bytes)";
             }
             default -> "refused";
         };

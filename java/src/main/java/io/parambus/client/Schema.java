@@ -9,9 +9,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * An instance's compiled schema (docs/schema-format.md), as pbusd sends it at connect:
@@ -105,12 +107,12 @@ public final class Schema {
         return interfaceName;
     }
 
-    /** The interface's major version. */
+    /** The interface's major version (an unsigned 32-bit number, as the segment's header holds it). */
     public int interfaceMajor() {
         return interfaceMajor;
     }
 
-    /** The interface's minor version. */
+    /** The interface's minor version (an unsigned 32-bit number). */
     public int interfaceMinor() {
         return interfaceMinor;
     }
@@ -193,22 +195,38 @@ public final class Schema {
         }
 
         private ParambusException fail(String what) {
-            return new ParambusException("EINVAL", "schema line " + line + ": " + what + " (EINVAL)");
+            // Decoded tokens may hold control characters: the message stays one line.
+            return new ParambusException("EINVAL", "schema line " + line + ": " + what.replaceAll("\\p{Cntrl}", "?")
+                    + " (EINVAL)");
         }
 
-        /** A percent-encoded token's bytes (docs/schema-format.md, "Encoding"). */
+        /**
+         * A token as it appeared, for messages. Lines are split into tokens as ISO-8859-1
+         * (one char per byte), so that a token holds its bytes exactly, whatever they are:
+         * the C loader compares and checks bytes, not text.
+         */
+        private static String shown(String token) {
+            return new String(token.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8);
+        }
+
+        /** An escape's hex digit: upper case only, as the format writes them (the C loader's rule). */
+        private static int escapeDigit(byte c) {
+            return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        }
+
+        /** A percent-encoded token's bytes (docs/schema-format.md, "Encoding"): no %00, no lower-case digits. */
         private byte[] decodeBytes(String token) {
-            byte[] raw = token.getBytes(StandardCharsets.UTF_8);
+            byte[] raw = token.getBytes(StandardCharsets.ISO_8859_1);
             if (token.indexOf('%') < 0) {
                 return raw;
             }
             ByteArrayOutputStream out = new ByteArrayOutputStream(raw.length);
             for (int i = 0; i < raw.length; i++) {
                 if (raw[i] == '%') {
-                    int hi = i + 2 < raw.length ? Character.digit(raw[i + 1], 16) : -1;
-                    int lo = i + 2 < raw.length ? Character.digit(raw[i + 2], 16) : -1;
-                    if (hi < 0 || lo < 0) {
-                        throw fail("malformed percent-encoding in '" + token + "'");
+                    int hi = i + 2 < raw.length ? escapeDigit(raw[i + 1]) : -1;
+                    int lo = i + 2 < raw.length ? escapeDigit(raw[i + 2]) : -1;
+                    if (hi < 0 || lo < 0 || hi == 0 && lo == 0) {
+                        throw fail("malformed percent-encoding in '" + shown(token) + "'");
                     }
                     out.write(hi << 4 | lo);
                     i += 2;
@@ -227,6 +245,11 @@ public final class Schema {
             return new String(decodeBytes(token), StandardCharsets.UTF_8);
         }
 
+        /** A percent-encoded token's bytes as ISO-8859-1: the token's identity (enum names and labels are compared so). */
+        private String decodeRaw(String token) {
+            return new String(decodeBytes(token), StandardCharsets.ISO_8859_1);
+        }
+
         Schema run() {
             if (text.length > 0 && text[text.length - 1] != '\n') {
                 throw fail("the file does not end with a newline");
@@ -240,7 +263,7 @@ public final class Schema {
                 }
             }
             line = 0;
-            String all = new String(text, StandardCharsets.UTF_8);
+            String all = new String(text, StandardCharsets.ISO_8859_1);
             boolean seenVersion = false;
             int pos = 0;
             while (pos < all.length()) {
@@ -263,13 +286,14 @@ public final class Schema {
                         throw fail("expected 'pbus-schema 1' as the first record");
                     }
                     if (tok.length != 2 || !tok[1].equals("1")) {
-                        throw fail("unsupported schema format version '" + (tok.length > 1 ? tok[1] : "") + "' (this client reads 1)");
+                        throw fail("unsupported schema format version '" + (tok.length > 1 ? shown(tok[1]) : "")
+                                + "' (this client reads 1)");
                     }
                     seenVersion = true;
                 } else if (tok[0].equals("interface")) {
                     interfaceRecord(tok);
                 } else if (interfaceName == null) {
-                    throw fail("expected the interface record before '" + tok[0] + "'");
+                    throw fail("expected the interface record before '" + shown(tok[0]) + "'");
                 } else if (tok[0].equals("enum")) {
                     enumRecord(tok);
                 } else if (tok[0].equals("param")) {
@@ -279,11 +303,11 @@ public final class Schema {
                     paramRecord(tok);
                 } else if (tok[0].equals("type") || tok[0].equals("method") || tok[0].equals("broadcast")) {
                     if (tok.length < 2) {
-                        throw fail(tok[0] + " record needs a name");
+                        throw fail(shown(tok[0]) + " record needs a name");
                     }
                     sawMethods = true;
                 } else {
-                    throw fail("unknown record '" + tok[0] + "'");
+                    throw fail("unknown record '" + shown(tok[0]) + "'");
                 }
             }
             if (!seenVersion) {
@@ -304,10 +328,10 @@ public final class Schema {
                 throw fail("expected 'interface NAME MAJOR.MINOR'");
             }
             try {
-                major = Integer.parseInt(version[0]);
-                minor = Integer.parseInt(version[1]);
+                major = Integer.parseUnsignedInt(version[0]);
+                minor = Integer.parseUnsignedInt(version[1]);
             } catch (NumberFormatException e) {
-                throw fail("interface version '" + tok[2] + "' out of range");
+                throw fail("interface version '" + shown(tok[2]) + "' out of range");
             }
             interfaceName = decode(tok[1]);
         }
@@ -317,17 +341,19 @@ public final class Schema {
                 throw fail("enum record needs a name and at least one enumerator");
             }
             String name = decode(tok[1]);
+            String rawName = decodeRaw(tok[1]);
             if (!params.isEmpty()) {
                 throw fail("enum '" + name + "' after the first param record");
             }
-            if (enums.containsKey(name)) {
+            if (enums.containsKey(rawName)) {
                 throw fail("duplicate enum '" + name + "'");
             }
             List<ParamInfo.Enumerator> list = new ArrayList<>();
+            Set<String> rawLabels = new HashSet<>();
             for (int i = 2; i < tok.length; i++) {
                 int eq = tok[i].indexOf('=');
                 if (eq <= 0) {
-                    throw fail("enumerator '" + tok[i] + "' is not LABEL=VALUE");
+                    throw fail("enumerator '" + shown(tok[i]) + "' is not LABEL=VALUE");
                 }
                 String label = decode(tok[i].substring(0, eq));
                 String value = decode(tok[i].substring(eq + 1));
@@ -338,16 +364,14 @@ public final class Schema {
                     }
                     v = Integer.parseInt(value.startsWith("+") ? value.substring(1) : value);
                 } catch (NumberFormatException e) {
-                    throw fail("enumerator '" + tok[i] + "': value '" + value + "' is not a 32-bit integer");
+                    throw fail("enumerator '" + shown(tok[i]) + "': value '" + value + "' is not a 32-bit integer");
                 }
-                for (ParamInfo.Enumerator e : list) {
-                    if (e.label().equals(label)) {
-                        throw fail("enum '" + name + "': duplicate label '" + label + "'");
-                    }
+                if (!rawLabels.add(decodeRaw(tok[i].substring(0, eq)))) {
+                    throw fail("enum '" + name + "': duplicate label '" + label + "'");
                 }
                 list.add(new ParamInfo.Enumerator(v, label));
             }
-            enums.put(name, List.copyOf(list));
+            enums.put(rawName, List.copyOf(list));
         }
 
         private static boolean nameValid(String name) {
@@ -387,16 +411,18 @@ public final class Schema {
             }
             ParamType type = typeOf(tok[2]);
             if (type == null) {
-                throw fail("param '" + name + "': unknown type '" + tok[2] + "'");
+                throw fail("param '" + name + "': unknown type '" + shown(tok[2]) + "'");
             }
             Map<String, String> keys = new LinkedHashMap<>();
             Map<String, String> extra = new LinkedHashMap<>();
+            Set<String> seenKeys = new HashSet<>();
+            String enumRaw = null;
             int flags = 0;
             UpdateClass updateClass = UpdateClass.SETTING;
             for (int i = 3; i < tok.length; i++) {
                 int eq = tok[i].indexOf('=');
                 if (eq < 0) {
-                    throw fail("param '" + name + "': '" + tok[i] + "' is not key=value");
+                    throw fail("param '" + name + "': '" + shown(tok[i]) + "' is not key=value");
                 }
                 String key = tok[i].substring(0, eq);
                 byte[] bytes = decodeBytes(tok[i].substring(eq + 1));
@@ -404,8 +430,11 @@ public final class Schema {
                     throw fail("param '" + name + "': default is not UTF-8 text without NUL");
                 }
                 String value = new String(bytes, StandardCharsets.UTF_8);
-                if (keys.containsKey(key) || extra.containsKey(key)) {
-                    throw fail("param '" + name + "': key '" + key + "' given twice");
+                if (!seenKeys.add(key)) {
+                    throw fail("param '" + name + "': key '" + shown(key) + "' given twice");
+                }
+                if (key.equals("enum")) {
+                    enumRaw = new String(bytes, StandardCharsets.ISO_8859_1);
                 }
                 switch (key) {
                     case "size", "count", "enum", "unit", "min", "max", "step", "default", "group", "desc" -> keys.put(key, value);
@@ -432,7 +461,7 @@ public final class Schema {
                             default -> throw fail("param '" + name + "': unknown class '" + value + "'");
                         };
                     }
-                    default -> extra.put(key, value);
+                    default -> extra.put(shown(key), value);
                 }
             }
             ParamType element = type.element();
@@ -464,7 +493,7 @@ public final class Schema {
                 if (enumName == null) {
                     throw fail("param '" + name + "': enum type needs enum=");
                 }
-                enumerators = enums.get(enumName);
+                enumerators = enums.get(enumRaw);
                 if (enumerators == null) {
                     throw fail("param '" + name + "': unknown enum '" + enumName + "'");
                 }

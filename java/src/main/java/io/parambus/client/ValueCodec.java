@@ -32,6 +32,9 @@ final class ValueCodec {
         }
     }
 
+    /** The C library's bound on an array element's text (value.c's item buffer). */
+    private static final int ELEMENT_TEXT_MAX = 128;
+
     private ValueCodec() {
     }
 
@@ -291,9 +294,15 @@ final class ValueCodec {
                 }
             }
             if (found == null) {
+                // A number as value.c takes it (strtoll, base 10): white space, a sign,
+                // ASCII digits; Long.parseLong alone would take other scripts' digits too.
+                String digits = text.replaceFirst("^[ \t\n\u000B\f\r]+", "");
                 long v;
                 try {
-                    v = Long.parseLong(text);
+                    if (!digits.matches("[-+]?[0-9]+")) {
+                        throw new NumberFormatException();
+                    }
+                    v = Long.parseLong(digits);
                 } catch (NumberFormatException x) {
                     throw new Invalid(Errno.EINVAL, "not a label of " + p.enumName());
                 }
@@ -326,16 +335,18 @@ final class ValueCodec {
                 throw new Invalid(Errno.EMSGSIZE, out.length + " bytes, above its size of " + p.valueSize());
             }
         } else if (t == ParamType.BYTES) {
-            if (text.length() % 2 != 0) {
+            // Counted in the text's bytes, as value.c counts them (strlen), not in chars.
+            byte[] digits = text.getBytes(StandardCharsets.UTF_8);
+            if (digits.length % 2 != 0) {
                 throw new Invalid(Errno.EINVAL, "not hex digits in pairs");
             }
-            if (text.length() / 2 > p.valueSize()) {
-                throw new Invalid(Errno.EMSGSIZE, text.length() / 2 + " bytes, above its size of " + p.valueSize());
+            if (digits.length / 2 > p.valueSize()) {
+                throw new Invalid(Errno.EMSGSIZE, digits.length / 2 + " bytes, above its size of " + p.valueSize());
             }
-            out = new byte[text.length() / 2];
+            out = new byte[digits.length / 2];
             for (int i = 0; i < out.length; i++) {
-                int hi = hexDigit(text.charAt(2 * i));
-                int lo = hexDigit(text.charAt(2 * i + 1));
+                int hi = hexDigit((char) (digits[2 * i] & 0xFF));
+                int lo = hexDigit((char) (digits[2 * i + 1] & 0xFF));
                 if (hi < 0 || lo < 0) {
                     throw new Invalid(Errno.EINVAL, "not hex digits in pairs");
                 }
@@ -344,13 +355,15 @@ final class ValueCodec {
         } else if (t.isArray()) {
             int esize = e.elementSize();
             String[] items = text.isEmpty() ? new String[0] : text.split(",", -1);
-            if ((long) items.length * esize > p.valueSize()) {
-                throw new Invalid(Errno.EMSGSIZE, items.length + " elements, above its count of " + p.count());
-            }
-            out = new byte[items.length * esize];
+            // Element by element, each checked before the next, as value.c does: the first
+            // fault is the one reported (an element of 128 bytes or more is malformed there).
+            out = new byte[Math.min(items.length, p.count()) * esize];
             for (int i = 0; i < items.length; i++) {
-                if (items[i].isEmpty()) {
-                    throw new Invalid(Errno.EINVAL, "an empty element");
+                if (items[i].isEmpty() || items[i].getBytes(StandardCharsets.UTF_8).length >= ELEMENT_TEXT_MAX) {
+                    throw new Invalid(Errno.EINVAL, items[i].isEmpty() ? "an empty element" : "an element of 128 bytes or more");
+                }
+                if ((long) (i + 1) * esize > p.valueSize()) {
+                    throw new Invalid(Errno.EMSGSIZE, items.length + " elements, above its count of " + p.count());
                 }
                 parseElement(p, e, items[i], out, i * esize);
             }

@@ -259,6 +259,10 @@ final class Wire {
         for (int k = 0; k < count; k++) {
             results[k] = r.u32();
             seqs[k] = r.u64();
+            if (results[k] > 0) {
+                throw new ProtocolErrorException("malformed SET_REPLY: write " + k + "'s result " + results[k]
+                        + " is not 0 or a negative errno");
+            }
         }
         return new SetReply(result, results, seqs);
     }

@@ -24,7 +24,7 @@ public final class Proc {
     public static final long START_TOKEN_MASK = 0x3FFFFFFFL;
 
     /** The state letter (field 3) and start time (field 22) of /proc/ID/stat. */
-    private record Stat(char state, long start) {
+    record Stat(char state, long start) {
     }
 
     /** Null if /proc/ID/stat does not exist; an IOException if it exists but cannot be read. */
@@ -36,6 +36,11 @@ public final class Proc {
         } catch (NoSuchFileException e) {
             return null;
         }
+        return parseStat(id, text);
+    }
+
+    /** The fields of a /proc/ID/stat line (package-private: the parser's fuzz target calls it). */
+    static Stat parseStat(long id, String text) throws IOException {
         // The command name may hold spaces and parentheses: fields start after the last ')'.
         int close = text.lastIndexOf(')');
         if (close < 0 || close + 2 >= text.length() || text.charAt(close + 1) != ' ') {

@@ -116,6 +116,14 @@ public final class ChildMain {
         try (PbusClient c = PbusClient.connect(instance, o)) {
             int level = c.schema().find("level");
             c.batch().setDouble(level, 1).commit();
+            // What the waiters do, once on this platform thread first, so that the classes
+            // they use are loaded: a virtual thread that loads a class, or waits for
+            // another to load it, is pinned meanwhile (the JVM's, not the client's; seen
+            // under load), and that would hide what is measured here.
+            c.get(level).asDouble();
+            try (Subscription s = c.subscribe(new int[] {level}, SubscribeOptions.defaults())) {
+                s.next(Duration.ofSeconds(30));
+            }
             CountDownLatch ready = new CountDownLatch(n);
             List<Thread> threads = new ArrayList<>();
             for (int k = 0; k < n; k++) {

@@ -443,22 +443,9 @@ def run_22(cfg, variant, rd):
         s0, d0 = hoststat.cpu_jiffies(used), pt.proc_ticks(d.proc.pid)
         pt.sleep_until(end_ns)
         s1, d1 = hoststat.cpu_jiffies(used), pt.proc_ticks(d.proc.pid)
-        for name, p, out, cpuset in procs:
-            try:
-                rc = p.wait(timeout=max(1.0, (end_ns - time.monotonic_ns()) / 1e9 + 10))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                problems.append("2+2 %s %s hung (killed 10 s after the end)" % (variant, name))
-                continue
-            if rc != 0:
-                problems.append("2+2 %s %s exited with %s" % (variant, name, rc))
-                continue
-            with open(out) as f:
-                r = json.load(f)
-            r["cpus"] = cpuset
-            if r["errors"]:
-                problems.append("2+2 %s %s reported %d failed calls" % (variant, name, r["errors"]))
+        got, trouble = pt.collect_runs(procs, end_ns, "2+2 %s" % variant)
+        problems.extend(trouble)
+        for name, r in got.items():
             if r["torn_double"] or r["torn_record"]:
                 problems.append("2+2 %s %s read %d torn doubles and %d torn records"
                                 % (variant, name, r["torn_double"], r["torn_record"]))

@@ -176,6 +176,32 @@ def features(build, variant):
         return set()
 
 
+def collect_runs(procs, end_ns, label):
+    """Wait for the processes of one run ((name, Popen, JSON file, cpus) each,
+    due to end at end_ns) and read what each wrote: ({name: result}, problems),
+    a process that hangs (killed 10 s after the end), fails or reports failed
+    calls being a problem named with `label`."""
+    results, problems = {}, []
+    for name, p, out, cpuset in procs:
+        try:
+            rc = p.wait(timeout=max(1.0, (end_ns - time.monotonic_ns()) / 1e9 + 10))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            problems.append("%s %s hung (killed 10 s after the end)" % (label, name))
+            continue
+        if rc != 0:
+            problems.append("%s %s exited with %s" % (label, name, rc))
+            continue
+        with open(out) as f:
+            r = json.load(f)
+        r["cpus"] = cpuset
+        if r["errors"]:
+            problems.append("%s %s reported %d failed calls" % (label, name, r["errors"]))
+        results[name] = r
+    return results, problems
+
+
 def sleep_until(t_ns):
     while True:
         d = t_ns - time.monotonic_ns()
@@ -316,24 +342,7 @@ def run_once(cfg, variant, scenario, seconds, tmp, rd):
         s1 = hoststat.cpu_jiffies(used)
         d1 = proc_ticks(daemon.proc.pid) if daemon else None
 
-        results, problems = {}, []
-        for name, p, out, cpuset in procs:
-            try:
-                rc = p.wait(timeout=max(1.0, (end_ns - time.monotonic_ns()) / 1e9 + 10))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                problems.append("%s %s hung (killed 10 s after the end)" % (variant, name))
-                continue
-            if rc != 0:
-                problems.append("%s %s exited with %s" % (variant, name, rc))
-                continue
-            with open(out) as f:
-                r = json.load(f)
-            r["cpus"] = cpuset
-            if r["errors"]:
-                problems.append("%s %s reported %d failed calls" % (variant, name, r["errors"]))
-            results[name] = r
+        results, problems = collect_runs(procs, end_ns, variant)
 
     dur = windows * WINDOW_S
     capacity = len(used) * dur * CLK_TCK

@@ -581,7 +581,11 @@ static int connect_to(struct pbus_proxy *p, const struct rpc_service *svc)
 		w.next = p->waiting;
 		p->waiting = &w;
 		r = send_all(p, b.data, b.size);
-		if (r == 0) {
+		/* A server that refuses the connection (methods.md §3.4) sends
+		 * its ERROR at once and closes, maybe before CONNECT could be
+		 * sent: read on, for its reason, whether the send went through
+		 * or not. */
+		if (r == 0 || r == -EPIPE || r == -ECONNRESET) {
 			wait_reply(p, &w, pbus_monotonic_ns() + (int64_t)atomic_load(&p->timeout_ms) * NS_PER_MS);
 			r = !w.done ? rpc_fail(-ETIMEDOUT, "no CONNECTED from the server of %s", p->address)
 			    : w.result < 0 ? rpc_fail(w.result, "%s", w.message)

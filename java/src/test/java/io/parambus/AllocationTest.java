@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -76,16 +78,26 @@ class AllocationTest {
 
     /**
      * The JIT allocates a little while it compiles and recompiles the loop (its first
-     * windows after a warm-up show a few hundred bytes, the code's own need none): warm up
-     * until a window of 200000 reads allocates nothing (at most 20 windows), then a
-     * million reads must allocate nothing.
+     * windows after a warm-up show a few hundred bytes, the code's own need none; under
+     * load a recompilation can come later, once: 104 bytes in a million reads was seen):
+     * warm up until a window of 200000 reads allocates nothing (at most 20 windows), then
+     * a million reads must allocate nothing, in one of three tries. An allocation per read,
+     * however small, allocates megabytes in every try.
      */
     private static void assertNoAllocation(String what, LongSupplier read) {
         for (int k = 0; k < 20 && allocatedBy(read, 200_000) != 0; k++) {
             // warming up
         }
-        long bytes = allocatedBy(read, READS);
-        assertEquals(0, bytes, what + ": " + bytes + " bytes allocated by " + READS + " reads");
+        List<Long> tries = new ArrayList<>();
+        for (int k = 0; k < 3; k++) {
+            long bytes = allocatedBy(read, READS);
+            tries.add(bytes);
+            if (bytes == 0) {
+                return;
+            }
+        }
+        assertEquals(0, (long) tries.get(tries.size() - 1), what + ": bytes allocated by " + READS
+                + " reads, in each of three tries: " + tries);
     }
 
     @Test

@@ -6,11 +6,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * A JVM of its own running {@link ChildMain} on the class path (the main and test classes
@@ -52,8 +56,49 @@ final class ChildJvm {
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(List.of("-XX:-UsePerfData", "-Xshare:auto", "--enable-native-access=ALL-UNNAMED"));
         cmd.addAll(jvmOptions);
-        cmd.addAll(List.of("-cp", location(PbusClient.class) + ":" + location(ChildMain.class), ChildMain.class.getName()));
+        String classPath = location(PbusClient.class) + ":" + location(ChildMain.class);
+        Path staged = null;
+        if (uidGid != null) {
+            // The other user may not reach the checkout (a clone in a private folder, as
+            // CI's): it runs copies of the classes, in a folder it can read.
+            staged = Files.createTempDirectory("pbus-java-child-");
+            Files.setPosixFilePermissions(staged, PosixFilePermissions.fromString("rwxr-xr-x"));
+            classPath = copyTree(Path.of(location(PbusClient.class)), staged.resolve("main")) + ":"
+                    + copyTree(Path.of(location(ChildMain.class)), staged.resolve("test"));
+        }
+        cmd.addAll(List.of("-cp", classPath, ChildMain.class.getName()));
         cmd.addAll(List.of(args));
+        try {
+            return runCommand(cmd, args);
+        } finally {
+            if (staged != null) {
+                try (Stream<Path> files = Files.walk(staged)) {
+                    for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(f);
+                    }
+                }
+            }
+        }
+    }
+
+    /** A world-readable copy of the folder {@code from} at {@code to}; {@code to}. */
+    private static Path copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path f : files.toList()) {
+                Path target = to.resolve(from.relativize(f).toString());
+                if (Files.isDirectory(f)) {
+                    Files.createDirectories(target);
+                    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwxr-xr-x"));
+                } else {
+                    Files.copy(f, target);
+                    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-r--r--"));
+                }
+            }
+        }
+        return to;
+    }
+
+    private static Result runCommand(List<String> cmd, String... args) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(
                 Path.of("/dev/null").toFile())).start();
         InputStream in = p.getInputStream();

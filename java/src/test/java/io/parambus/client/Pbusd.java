@@ -36,6 +36,7 @@ final class Pbusd implements AutoCloseable {
     final Path log;
     private final List<String> extra;
     private Path schema;
+    private final Path binary; // pbusd, or a copy the other user can reach
     private final String user; // run as this uid:gid (setpriv), or null for ours
     private Process process;
 
@@ -55,6 +56,14 @@ final class Pbusd implements AutoCloseable {
             for (Path p : List.of(stateDir, socketDir, log)) {
                 Files.setAttribute(p, "unix:uid", uid);
             }
+            // The other user may not reach the checkout (a clone in a private folder, as
+            // CI's): it runs a copy of pbusd and reads a copy of the schema, both here.
+            this.schema = Files.copy(schema, dir.resolve("schema.pbs"));
+            this.binary = Files.copy(build().resolve("daemon/pbusd"), dir.resolve("pbusd"));
+            Files.setPosixFilePermissions(this.schema, PosixFilePermissions.fromString("rw-r--r--"));
+            Files.setPosixFilePermissions(this.binary, PosixFilePermissions.fromString("rwxr-xr-x"));
+        } else {
+            this.binary = build().resolve("daemon/pbusd");
         }
     }
 
@@ -105,7 +114,7 @@ final class Pbusd implements AutoCloseable {
             String[] ug = user.split(":");
             cmd.addAll(List.of("setpriv", "--reuid=" + ug[0], "--regid=" + ug[1], "--clear-groups", "--"));
         }
-        cmd.addAll(List.of(build().resolve("daemon/pbusd").toString(), "--schema", schema.toString(), "--instance", instance,
+        cmd.addAll(List.of(binary.toString(), "--schema", schema.toString(), "--instance", instance,
                 "--state-dir", stateDir.toString(), "--socket-dir", socketDir.toString(), "--notify-fd", "1",
                 "--no-hardware"));
         cmd.addAll(extra);

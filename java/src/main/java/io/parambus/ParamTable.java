@@ -1260,13 +1260,7 @@ public final class ParamTable implements AutoCloseable {
         if (timeout.isNegative()) {
             throw new ParambusException("EINVAL", "awaitSaved " + obj(index) + ": EINVAL: negative timeout");
         }
-        long ns;
-        try {
-            ns = timeout.toNanos();
-        } catch (ArithmeticException e) {
-            ns = Long.MAX_VALUE / 4;
-        }
-        long deadline = Clock.monotonicNs() + Math.min(ns, Long.MAX_VALUE / 4);
+        long deadline = Clock.deadlineAfter(timeout);
         if (!Thread.currentThread().isVirtual()) {
             return awaitSavedBlocking(index, version, deadline, null);
         }

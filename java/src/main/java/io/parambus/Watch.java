@@ -121,13 +121,7 @@ public final class Watch implements AutoCloseable {
         if (timeout.isZero()) {
             return false;
         }
-        long ns;
-        try {
-            ns = timeout.toNanos();
-        } catch (ArithmeticException e) {
-            ns = Long.MAX_VALUE / 2;
-        }
-        long deadline = Clock.monotonicNs() + Math.min(ns, Long.MAX_VALUE / 4);
+        long deadline = Clock.deadlineAfter(timeout);
         abandon = false;
         if (Thread.currentThread().isVirtual()) {
             return awaitOnPlatformThread(deadline);

@@ -46,6 +46,21 @@ public final class Clock {
         }
     }
 
+    /**
+     * The CLOCK_MONOTONIC deadline {@code timeout} from now; a timeout longer than
+     * {@code Long.MAX_VALUE / 4} ns (73 years), or beyond a {@code long} of ns, counts as
+     * that, so that a deadline plus a slice cannot overflow.
+     */
+    public static long deadlineAfter(java.time.Duration timeout) {
+        long ns;
+        try {
+            ns = timeout.toNanos();
+        } catch (ArithmeticException e) {
+            ns = Long.MAX_VALUE;
+        }
+        return monotonicNs() + Math.min(ns, Long.MAX_VALUE / 4);
+    }
+
     /** Whether {@link System#nanoTime()} was found to be CLOCK_MONOTONIC (for the tests). */
     public static boolean nanoTimeIsMonotonic() {
         return NANO_TIME_IS_MONOTONIC;

@@ -139,7 +139,7 @@ def _expand(items):
 
 def read_build_file():
     """Parse tests/kernel/suite/BUILD (optional); see ENVIRONMENT.md section 1."""
-    cfg = {"sources": {}, "bin": {}, "file": [], "timeout": {}}
+    cfg = {"sources": {}, "bin": {}, "file": [], "timeout": {}, "java": {}}
     path = os.path.join(REPO, "tests/kernel/suite/BUILD")
     if not os.path.exists(path):
         return cfg
@@ -148,8 +148,8 @@ def read_build_file():
             words = shlex.split(line, comments=True)
             if not words:
                 continue
-            if len(words) < 3 or words[0] not in ("sources", "bin", "file", "timeout"):
-                raise BuildError(f"{path}:{n}: expected 'sources|bin|file|timeout NAME ARGS...'")
+            if len(words) < 3 or words[0] not in ("sources", "bin", "file", "timeout", "java"):
+                raise BuildError(f"{path}:{n}: expected 'sources|bin|file|timeout|java NAME ARGS...'")
             d, name, args = words[0], words[1], words[2:]
             if d == "sources":
                 cfg["sources"].setdefault(name, []).extend(args)
@@ -157,6 +157,10 @@ def read_build_file():
                 cfg["bin"][name] = args
             elif d == "file":
                 cfg["file"].append((name, args[0]))
+            elif d == "java":
+                if not name.startswith("test-"):
+                    raise BuildError(f"{path}:{n}: a Java test program's name starts with 'test-'")
+                cfg["java"][name] = args
             else:
                 cfg["timeout"][name] = float(args[0])
     return cfg
@@ -176,6 +180,14 @@ def discover(only=None):
             prog.extra = cfg["sources"].get("*", []) + cfg["sources"].get(name, [])
             prog.timeout = cfg["timeout"].get(name, cfg["timeout"].get("*", DEFAULT_TIMEOUT))
             progs.append(prog)
+    for name, args in sorted(cfg["java"].items()):
+        if only and name not in only:
+            continue
+        prog = Program(name, None, "java")
+        prog.extra = args  # main class, then its arguments
+        prog.timeout = cfg["timeout"].get(name, cfg["timeout"].get("*", DEFAULT_TIMEOUT))
+        progs.append(prog)
+    progs.sort(key=lambda p: (not p.main or "/selftest/" not in p.main, p.name))
     if only:
         missing = set(only) - {p.name for p in progs}
         if missing:
@@ -245,7 +257,7 @@ def build_programs(progs, cache, progress):
     bindir = os.path.join(cache, "build", "bin")
     os.makedirs(bindir, exist_ok=True)
     hdr = _headers_digest()
-    jobs = [j for j in (_plan_one(p, cache, hdr) for p in progs) if j]
+    jobs = [j for j in (_plan_one(p, cache, hdr) for p in progs if p.kind != "java") if j]
     if jobs:
         progress(f"compiling {', '.join(j[0].name for j in jobs)}")
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
@@ -258,6 +270,140 @@ def build_programs(progs, cache, progress):
                 os.unlink(p)
         except OSError:
             pass
+
+
+# ---- Java in the guest -----------------------------------------------------
+#
+# The guest runs Java test programs (BUILD: 'java test-NAME CLASS ARGS...') on
+# a runtime cut from the host's JDK by jlink: java.base and jdk.net, with the
+# JDK's own class-data-sharing archive (the JVM starts about twice as fast
+# under TCG with it), and the glibc libraries it links, copied from the host
+# to the same paths. The classes are the binding's main sources and the
+# guest tests of tests/kernel/java, compiled by javac into one jar. Both are
+# content-addressed like everything else here.
+
+JRE_MODULES = ["java.base", "jdk.net"]
+GUEST_JRE = "/opt/jre"
+GUEST_JAR = "/opt/parambus/parambus-vm.jar"
+JAVA_SOURCES = ["java/src/main/java", "tests/kernel/java"]
+
+
+def java_home():
+    r = subprocess.run([os.path.join(REPO, "scripts", "java-env")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise BuildError(r.stderr.strip() or "scripts/java-env found no JDK")
+    return r.stdout.strip()
+
+
+def _ldd(path):
+    """The host paths of the shared libraries path needs (and the loader)."""
+    r = subprocess.run(["ldd", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = []
+    for line in r.stdout.splitlines():
+        line = line.strip()
+        if "=>" in line:
+            target = line.split("=>", 1)[1].split("(")[0].strip()
+            if target.startswith("/"):
+                out.append(target)
+        elif line.startswith("/"):
+            out.append(line.split("(")[0].strip())
+    return out
+
+
+def build_jre(cache, progress):
+    """A jlinked runtime plus the host libraries it needs, under <key>/{jre,sysroot}."""
+    home = java_home()
+    with open(os.path.join(home, "release"), "rb") as f:
+        release = f.read()
+    flags = ["--strip-debug", "--no-header-files", "--no-man-pages", "--generate-cds-archive"]
+    key = _sha("jre", release, *JRE_MODULES, *flags)
+    out = os.path.join(cache, "build", f"jre-{key}")
+    if os.path.isdir(out):
+        return out
+    progress(f"cutting a Java runtime for the guest from {home} (jlink)")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".jre-", dir=os.path.dirname(out))
+    try:
+        jre = os.path.join(tmp, "jre")
+        r = subprocess.run([os.path.join(home, "bin", "jlink"), "--add-modules", ",".join(JRE_MODULES),
+                            *flags, "--output", jre],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0 or not os.path.exists(os.path.join(jre, "bin", "java")):
+            raise BuildError("jlink failed:\n" + r.stdout)
+        # Only the compressed-oops archive is used with a heap below 32 GiB.
+        nocoops = os.path.join(jre, "lib", "server", "classes_nocoops.jsa")
+        if os.path.exists(nocoops):
+            os.unlink(nocoops)
+        libs = set()
+        for dirpath, _, names in os.walk(jre):
+            for n in names:
+                p = os.path.join(dirpath, n)
+                if n.endswith(".so") or p == os.path.join(jre, "bin", "java"):
+                    libs.update(l for l in _ldd(p) if not l.startswith(jre))
+        if not any("ld-linux" in l for l in libs):
+            raise BuildError(f"ldd found no dynamic loader for {jre}/bin/java")
+        for lib in sorted(libs):
+            dst = os.path.join(tmp, "sysroot", lib.lstrip("/"))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(os.path.realpath(lib), dst)
+            os.chmod(dst, 0o755)  # the loader must be executable
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, out)
+        except OSError:  # a parallel run finished first
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def build_java_jar(cache, progress):
+    """javac the binding and the guest tests into one jar; return its path."""
+    home = java_home()
+    srcs = []
+    for d in JAVA_SOURCES:
+        for dirpath, _, names in os.walk(os.path.join(REPO, d)):
+            srcs += [os.path.join(dirpath, n) for n in names
+                     if n.endswith(".java") and n != "module-info.java"]
+    srcs.sort()
+    with open(os.path.join(home, "release"), "rb") as f:
+        release = f.read()
+    key = _sha("jar", release, *[os.path.relpath(p, REPO) + _file_digest(p) for p in srcs])
+    out = os.path.join(cache, "build", "bin", f"parambus-vm-{key}.jar")
+    if os.path.exists(out):
+        os.utime(out)
+        return out
+    progress(f"compiling {len(srcs)} Java sources for the guest")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".javac-", dir=os.path.dirname(out))
+    try:
+        classes = os.path.join(tmp, "classes")
+        r = subprocess.run([os.path.join(home, "bin", "javac"), "--release", "22", "-Xlint:all",
+                            "-Xlint:-restricted", "-Werror", "-d", classes, *srcs],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise BuildError("javac failed:\n" + r.stdout)
+        jar = os.path.join(tmp, "out.jar")
+        r = subprocess.run([os.path.join(home, "bin", "jar"), "--create", "--file", jar,
+                            "-C", classes, "."],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise BuildError("jar failed:\n" + r.stdout)
+        os.chmod(jar, 0o644)
+        os.replace(jar, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def java_launcher(prog):
+    """The guest's /suite/bin/NAME of a Java test program."""
+    args = " ".join(shlex.quote(a) for a in prog.extra)
+    return (f"#!/bin/sh\n# {prog.name}: a Java test program (tests/kernel/suite/BUILD)\n"
+            f"exec {GUEST_JRE}/bin/java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
+            f"--enable-native-access=ALL-UNNAMED -cp {GUEST_JAR} {args}\n").encode()
 
 
 # ---- initramfs -------------------------------------------------------------
@@ -327,8 +473,11 @@ def _module_closure(kernel):
     return sorted(want)
 
 
-def build_initramfs(kernel, moddir, programs, bins, files, runner, out):
-    """Write the initramfs to out; programs must be built."""
+def build_initramfs(kernel, moddir, programs, bins, files, runner, out, java=None):
+    """Write the initramfs to out; programs must be built.
+
+    java: (jre directory of build_jre, jar of build_java_jar) when a Java
+    test program is among programs."""
     stage = tempfile.mkdtemp(prefix="modstage-", dir=os.path.dirname(out))
     try:
         mroot = os.path.join(stage, "lib", "modules", kernel.release)
@@ -364,8 +513,21 @@ def build_initramfs(kernel, moddir, programs, bins, files, runner, out):
                     p = os.path.join(dirpath, n)
                     c.file(os.path.relpath(p, stage), p)
             plan = []
+            if java:
+                jre, jar = java
+                for root, prefix in ((os.path.join(jre, "jre"), GUEST_JRE),
+                                     (os.path.join(jre, "sysroot"), "/")):
+                    for dirpath, _, names in os.walk(root):
+                        for n in sorted(names):
+                            p = os.path.join(dirpath, n)
+                            guest = os.path.join(prefix, os.path.relpath(p, root))
+                            c.file(guest, p, mode=os.stat(p).st_mode & 0o777)
+                c.file(GUEST_JAR, jar)
             for p in programs:
-                c.file(f"suite/bin/{p.name}", p.path, mode=0o755)
+                if p.kind == "java":
+                    c.file(f"suite/bin/{p.name}", data=java_launcher(p), mode=0o755)
+                else:
+                    c.file(f"suite/bin/{p.name}", p.path, mode=0o755)
                 plan.append(f"{p.name} {p.timeout:g}\n")
             c.file("suite/plan", data="".join(plan).encode())
             for b in bins:

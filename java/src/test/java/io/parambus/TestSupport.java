@@ -4,7 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Where the tests find the source tree and the C build (the system property pbus.build). */
-final class TestSupport {
+public final class TestSupport {
     private TestSupport() {
     }
 
@@ -19,7 +19,7 @@ final class TestSupport {
     }
 
     /** A program of the C build, which must exist. */
-    static Path program(String relative) {
+    public static Path program(String relative) {
         Path p = Path.of(build(), relative);
         if (!Files.isExecutable(p)) {
             throw new IllegalStateException(p + " is missing: build the C side first (ninja -C " + build() + ")");

@@ -83,7 +83,14 @@ public final class Native {
             case 36 -> "ENAMETOOLONG";
             case ENOSYS -> "ENOSYS";
             case ELOOP -> "ELOOP";
+            case 6 -> "ENXIO";
+            case 25 -> "ENOTTY";
+            case 32 -> "EPIPE";
+            case 61 -> "ENODATA";
             case 71 -> "EPROTO";
+            case 74 -> "EBADMSG";
+            case 95 -> "EOPNOTSUPP";
+            case 121 -> "EREMOTEIO";
             case 75 -> "EOVERFLOW";
             case ETIMEDOUT -> "ETIMEDOUT";
             default -> "E" + errno;
@@ -116,7 +123,18 @@ public final class Native {
         return null;
     }
 
-    public static final int O_RDONLY = 0, O_RDWR = 2, O_NONBLOCK = 0x800, O_CLOEXEC = 0x80000;
+    public static final int O_RDONLY = 0, O_WRONLY = 1, O_RDWR = 2, O_NOCTTY = 0x100, O_NONBLOCK = 0x800,
+            O_CLOEXEC = 0x80000;
+    public static final int EPOLL_CLOEXEC = 0x80000, EPOLL_CTL_ADD = 1, EPOLL_CTL_DEL = 2, EPOLL_CTL_MOD = 3;
+    public static final int EPOLLIN = 0x1, EPOLLPRI = 0x2, EPOLLOUT = 0x4, EPOLLERR = 0x8, EPOLLHUP = 0x10;
+    public static final int POLLIN = 0x1, POLLPRI = 0x2, POLLOUT = 0x4, POLLERR = 0x8, POLLHUP = 0x10, POLLNVAL = 0x20;
+    public static final int EFD_CLOEXEC = 0x80000, EFD_NONBLOCK = 0x800;
+    /** {@code struct epoll_event}: packed on x86-64 (12 bytes), naturally aligned elsewhere (16). */
+    public static final long EPOLL_EVENT_SIZE = System.getProperty("os.arch", "").matches("amd64|x86_64") ? 12 : 16;
+    /** Offset of {@code epoll_event.data} (after the 32-bit {@code events}). */
+    public static final long EPOLL_EVENT_DATA = EPOLL_EVENT_SIZE == 12 ? 4 : 8;
+    /** {@code struct pollfd}: {@code int fd; short events; short revents;}. */
+    public static final long POLLFD_SIZE = 8, POLLFD_EVENTS = 4, POLLFD_REVENTS = 6;
     public static final int PROT_READ = 1, PROT_WRITE = 2, MAP_SHARED = 1;
     public static final int IPC_STAT = 2;
     public static final int CLOCK_REALTIME = 0, CLOCK_MONOTONIC = 1;
@@ -176,6 +194,31 @@ public final class Native {
             Linker.Option.firstVariadicArg(1));
     private static final MethodHandle SYSCALL_ERRNO = function("syscall", SYSCALL6,
             Linker.Option.firstVariadicArg(1), CAPTURE_ERRNO);
+
+    /* The calls of the hardware layer (io.parambus.hw): every one takes the caller's
+     * errno buffer (one of captureLayout(), kept by the device object) so that a call
+     * allocates nothing, and returns the result or -errno. */
+    private static final MethodHandle IOCTL_PTR = function("ioctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2),
+            CAPTURE_ERRNO);
+    private static final MethodHandle IOCTL_LONG = function("ioctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(2),
+            CAPTURE_ERRNO);
+    private static final MethodHandle READ = function("read",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), CAPTURE_ERRNO);
+    private static final MethodHandle WRITE = function("write",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), CAPTURE_ERRNO);
+    private static final MethodHandle POLL = function("poll",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), CAPTURE_ERRNO);
+    private static final MethodHandle EPOLL_CREATE1 = function("epoll_create1",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT), CAPTURE_ERRNO);
+    private static final MethodHandle EPOLL_CTL = function("epoll_ctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS), CAPTURE_ERRNO);
+    private static final MethodHandle EPOLL_WAIT = function("epoll_wait",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), CAPTURE_ERRNO);
+    private static final MethodHandle EVENTFD = function("eventfd",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), CAPTURE_ERRNO);
+    private static final MethodHandle STRERROR = function("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
 
     private static RuntimeException unexpected(Throwable t) {
         if (t instanceof RuntimeException r) {
@@ -468,5 +511,107 @@ public final class Native {
     public static int globalBarrier() {
         int r = membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
         return r == 0 ? 0 : membarrier(MEMBARRIER_CMD_GLOBAL);
+    }
+
+    // ---- the hardware layer's calls: result or -errno, nothing allocated ----
+
+    private static int result(long r, MemorySegment capture) {
+        return r < 0 ? -errno(capture) : (int) r;
+    }
+
+    /** {@code ioctl(fd, request, arg)} with a pointer argument: the result, or -errno. */
+    public static int ioctl(int fd, long request, MemorySegment arg, MemorySegment capture) {
+        try {
+            return result((int) IOCTL_PTR.invokeExact(capture, fd, request, arg), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code ioctl(fd, request, arg)} with an integer argument: the result, or -errno. */
+    public static int ioctl(int fd, long request, long arg, MemorySegment capture) {
+        try {
+            return result((int) IOCTL_LONG.invokeExact(capture, fd, request, arg), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code read(fd, buf, len)}: the bytes read, or -errno. */
+    public static long read(int fd, MemorySegment buf, long len, MemorySegment capture) {
+        try {
+            long r = (long) READ.invokeExact(capture, fd, buf, len);
+            return r < 0 ? -errno(capture) : r;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code write(fd, buf, len)}: the bytes written, or -errno. */
+    public static long write(int fd, MemorySegment buf, long len, MemorySegment capture) {
+        try {
+            long r = (long) WRITE.invokeExact(capture, fd, buf, len);
+            return r < 0 ? -errno(capture) : r;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code poll(fds, n, timeoutMs)} over an array of {@link #POLLFD_SIZE}-byte entries: the count, or -errno. */
+    public static int poll(MemorySegment fds, long n, int timeoutMs, MemorySegment capture) {
+        try {
+            return result((int) POLL.invokeExact(capture, fds, n, timeoutMs), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code epoll_create1(flags)}: the descriptor, or -errno. */
+    public static int epollCreate(int flags, MemorySegment capture) {
+        try {
+            return result((int) EPOLL_CREATE1.invokeExact(capture, flags), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /**
+     * {@code epoll_ctl(epfd, op, fd, event)} with an event of {@link #EPOLL_EVENT_SIZE} bytes
+     * ({@code NULL} for {@link #EPOLL_CTL_DEL}): 0, or -errno.
+     */
+    public static int epollCtl(int epfd, int op, int fd, MemorySegment event, MemorySegment capture) {
+        try {
+            return result((int) EPOLL_CTL.invokeExact(capture, epfd, op, fd, event), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code epoll_wait(epfd, events, max, timeoutMs)}: the count, or -errno. */
+    public static int epollWait(int epfd, MemorySegment events, int max, int timeoutMs, MemorySegment capture) {
+        try {
+            return result((int) EPOLL_WAIT.invokeExact(capture, epfd, events, max, timeoutMs), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code eventfd(initial, flags)}: the descriptor, or -errno. */
+    public static int eventfd(int initial, int flags, MemorySegment capture) {
+        try {
+            return result((int) EVENTFD.invokeExact(capture, initial, flags), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** The C library's text for an errno (English, e.g. "Device or resource busy"). */
+    public static String strerror(int errno) {
+        try {
+            MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
+            return s.address() == 0 ? "error " + errno : s.reinterpret(256).getString(0);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
     }
 }

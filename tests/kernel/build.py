@@ -275,14 +275,15 @@ def build_programs(progs, cache, progress):
 # ---- Java in the guest -----------------------------------------------------
 #
 # The guest runs Java test programs (BUILD: 'java test-NAME CLASS ARGS...') on
-# a runtime cut from the host's JDK by jlink: java.base and jdk.net, with the
+# a runtime cut from the host's JDK by jlink (the modules of JRE_MODULES), with the
 # JDK's own class-data-sharing archive (the JVM starts about twice as fast
 # under TCG with it), and the glibc libraries it links, copied from the host
 # to the same paths. The classes are the binding's main sources and the
 # guest tests of tests/kernel/java, compiled by javac into one jar. Both are
 # content-addressed like everything else here.
 
-JRE_MODULES = ["java.base", "jdk.net"]
+# java.management and jdk.management: the tests count allocated bytes and threads.
+JRE_MODULES = ["java.base", "jdk.net", "java.management", "jdk.management"]
 GUEST_JRE = "/opt/jre"
 GUEST_JAR = "/opt/parambus/parambus-vm.jar"
 JAVA_SOURCES = ["java/src/main/java", "tests/kernel/java"]

@@ -7,6 +7,8 @@
  * into two static binaries from this one source:
  *   bench-hw         -DBENCH_GPIOD_V1: every operation; libgpiod 1.6.3 (Debian)
  *   bench-hw-gpiod2  -DBENCH_GPIOD_V2: GPIO set only, against libgpiod 2.x
+ * and, without either, by bench/run-java-hw.py into bench-hw-c: every
+ * operation without libgpiod, the C side of the Java hardware benchmark.
  * (the two libgpiod versions define the same symbol names, so they cannot
  * share a binary).
  *
@@ -277,7 +279,10 @@ static void bench_gpio(int all)
 {
 	char chip_path[64];
 	struct pbus_gpio_chip *chip = NULL;
-	static const unsigned int o_pset = 0, o_rset = 1, o_gset = 2, o_pget = 3, o_rget = 4, o_sset = 6;
+	static const unsigned int o_pset = 0, o_rset = 1, o_pget = 3, o_rget = 4, o_sset = 6;
+#if defined(BENCH_GPIOD_V1) || defined(BENCH_GPIOD_V2)
+	static const unsigned int o_gset = 2;
+#endif
 	static int sfd;
 	static const unsigned int o8[8] = { 8, 9, 10, 11, 12, 13, 14, 15 };
 	struct pbus_gpio_request *pset, *pget, *p8;

@@ -360,11 +360,12 @@ def build_jre(cache, progress):
     return out
 
 
-def build_java_jar(cache, progress):
-    """javac the binding and the guest tests into one jar; return its path."""
+def build_java_jar(cache, progress, extra_sources=()):
+    """javac the binding and the guest tests (and extra_sources: directories
+    relative to the repository, e.g. a benchmark's) into one jar; its path."""
     home = java_home()
     srcs = []
-    for d in JAVA_SOURCES:
+    for d in JAVA_SOURCES + list(extra_sources):
         for dirpath, _, names in os.walk(os.path.join(REPO, d)):
             srcs += [os.path.join(dirpath, n) for n in names
                      if n.endswith(".java") and n != "module-info.java"]

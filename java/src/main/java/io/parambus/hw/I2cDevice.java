@@ -168,7 +168,7 @@ public final class I2cDevice implements AutoCloseable {
      */
     public void setPec(boolean enable) {
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(SET_PEC);
         try {
             if (enable && !file.has(I2cFunction.SMBUS_PEC)) {
                 throw new HwException(SET_PEC, file.path(), I2cFile.EOPNOTSUPP, "the adapter lacks I2C_FUNC_SMBUS_PEC");
@@ -240,7 +240,7 @@ public final class I2cDevice implements AutoCloseable {
         }
         int n = (int) length;
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(WRITE_REGISTER);
         try {
             if (!file.has(I2cFunction.I2C)) {
                 smbusWriteRegister(reg, array, segment, offset, n);
@@ -328,7 +328,7 @@ public final class I2cDevice implements AutoCloseable {
         }
         int n = (int) length;
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(READ_REGISTER);
         try {
             if (!file.has(I2cFunction.I2C)) {
                 smbusReadRegister(reg, array, segment, offset, n);
@@ -393,7 +393,7 @@ public final class I2cDevice implements AutoCloseable {
             throw new IllegalArgumentException("an I2C read into a read-only segment");
         }
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(WRITE_READ);
         try {
             MemorySegment st = file.staging(wn + rn);
             int k = 0;
@@ -428,7 +428,7 @@ public final class I2cDevice implements AutoCloseable {
                     + I2cUapi.MESSAGE_LENGTH_MAX);
         }
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(READ);
         try {
             int n = file.readWrite(READ, true, into.length, address);
             MemorySegment.copy(file.staging(0), JAVA_BYTE, 0, into, 0, n);
@@ -445,7 +445,7 @@ public final class I2cDevice implements AutoCloseable {
                     + I2cUapi.MESSAGE_LENGTH_MAX);
         }
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(WRITE);
         try {
             MemorySegment.copy(data, 0, file.staging(0), JAVA_BYTE, 0, data.length);
             return file.readWrite(WRITE, false, data.length, address);
@@ -471,7 +471,7 @@ public final class I2cDevice implements AutoCloseable {
     /** SMBus quick command: the address and the R/W bit (read if true), no data. */
     public void smbusQuick(boolean read) {
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(QUICK);
         try {
             smbus(QUICK, read ? I2cUapi.I2C_SMBUS_READ : I2cUapi.I2C_SMBUS_WRITE, 0, I2cUapi.I2C_SMBUS_QUICK, false);
         } finally {
@@ -482,7 +482,7 @@ public final class I2cDevice implements AutoCloseable {
     /** SMBus receive byte: 0..255. */
     public int smbusReadByte() {
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(READ_BYTE);
         try {
             smbus(READ_BYTE, I2cUapi.I2C_SMBUS_READ, 0, I2cUapi.I2C_SMBUS_BYTE, true);
             return file.smbusData.get(JAVA_BYTE, 0) & 0xff;
@@ -495,7 +495,7 @@ public final class I2cDevice implements AutoCloseable {
     public void smbusWriteByte(int value) {
         checkByte("SMBus byte", value);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(WRITE_BYTE);
         try {
             smbus(WRITE_BYTE, I2cUapi.I2C_SMBUS_WRITE, value, I2cUapi.I2C_SMBUS_BYTE, false);
         } finally {
@@ -507,7 +507,7 @@ public final class I2cDevice implements AutoCloseable {
     public int smbusReadByteData(int command) {
         checkByte("SMBus command", command);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(READ_BYTE_DATA);
         try {
             smbus(READ_BYTE_DATA, I2cUapi.I2C_SMBUS_READ, command, I2cUapi.I2C_SMBUS_BYTE_DATA, true);
             return file.smbusData.get(JAVA_BYTE, 0) & 0xff;
@@ -521,7 +521,7 @@ public final class I2cDevice implements AutoCloseable {
         checkByte("SMBus command", command);
         checkByte("SMBus byte", value);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(WRITE_BYTE_DATA);
         try {
             file.smbusData.set(JAVA_BYTE, 0, (byte) value);
             smbus(WRITE_BYTE_DATA, I2cUapi.I2C_SMBUS_WRITE, command, I2cUapi.I2C_SMBUS_BYTE_DATA, true);
@@ -540,7 +540,7 @@ public final class I2cDevice implements AutoCloseable {
     public int smbusReadWordData(int command) {
         checkByte("SMBus command", command);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(READ_WORD_DATA);
         try {
             smbus(READ_WORD_DATA, I2cUapi.I2C_SMBUS_READ, command, I2cUapi.I2C_SMBUS_WORD_DATA, true);
             return file.smbusData.get(JAVA_SHORT, 0) & 0xffff;
@@ -554,7 +554,7 @@ public final class I2cDevice implements AutoCloseable {
         checkByte("SMBus command", command);
         checkWord(value);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(WRITE_WORD_DATA);
         try {
             file.smbusData.set(JAVA_SHORT, 0, (short) value);
             smbus(WRITE_WORD_DATA, I2cUapi.I2C_SMBUS_WRITE, command, I2cUapi.I2C_SMBUS_WORD_DATA, true);
@@ -568,7 +568,7 @@ public final class I2cDevice implements AutoCloseable {
         checkByte("SMBus command", command);
         checkWord(value);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(PROCESS_CALL);
         try {
             file.smbusData.set(JAVA_SHORT, 0, (short) value);
             smbus(PROCESS_CALL, I2cUapi.I2C_SMBUS_WRITE, command, I2cUapi.I2C_SMBUS_PROC_CALL, true);
@@ -609,7 +609,7 @@ public final class I2cDevice implements AutoCloseable {
         checkByte("SMBus command", command);
         checkRoom(into);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(READ_BLOCK);
         try {
             smbus(READ_BLOCK, I2cUapi.I2C_SMBUS_READ, command, I2cUapi.I2C_SMBUS_BLOCK_DATA, true);
             int n = blockCount(READ_BLOCK, command);
@@ -631,7 +631,7 @@ public final class I2cDevice implements AutoCloseable {
         Objects.checkFromIndexSize(offset, length, data.length);
         checkBlock("an SMBus block write", length);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(WRITE_BLOCK);
         try {
             file.smbusData.set(JAVA_BYTE, 0, (byte) length);
             MemorySegment.copy(data, offset, file.smbusData, JAVA_BYTE, 1, length);
@@ -650,7 +650,7 @@ public final class I2cDevice implements AutoCloseable {
         checkBlock("an SMBus block process call", write.length);
         checkRoom(into);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(BLOCK_PROCESS_CALL);
         try {
             file.smbusData.set(JAVA_BYTE, 0, (byte) write.length);
             MemorySegment.copy(write, 0, file.smbusData, JAVA_BYTE, 1, write.length);
@@ -674,7 +674,7 @@ public final class I2cDevice implements AutoCloseable {
         Objects.checkFromIndexSize(offset, length, into.length);
         checkBlock("an I2C block read", length);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(READ_I2C_BLOCK);
         try {
             file.smbusData.set(JAVA_BYTE, 0, (byte) length);
             smbus(READ_I2C_BLOCK, I2cUapi.I2C_SMBUS_READ, command, I2cUapi.I2C_SMBUS_I2C_BLOCK_DATA, true);
@@ -701,7 +701,7 @@ public final class I2cDevice implements AutoCloseable {
         Objects.checkFromIndexSize(offset, length, data.length);
         checkBlock("an I2C block write", length);
         ReentrantLock l = file.lock();
-        l.lock();
+        file.lockOpen(WRITE_I2C_BLOCK);
         try {
             file.smbusData.set(JAVA_BYTE, 0, (byte) length);
             MemorySegment.copy(data, offset, file.smbusData, JAVA_BYTE, 1, length);

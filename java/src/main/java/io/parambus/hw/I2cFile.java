@@ -77,10 +77,26 @@ final class I2cFile implements AutoCloseable {
         return file.lock();
     }
 
+    /**
+     * Takes the lock and checks that the descriptor is open (EBADF naming operation
+     * otherwise, before any native memory of the closed arena is touched). The caller
+     * unlocks {@link #lock()} in a finally block.
+     */
+    void lockOpen(String operation) {
+        ReentrantLock l = file.lock();
+        l.lock();
+        try {
+            file.fd(operation);
+        } catch (RuntimeException e) {
+            l.unlock();
+            throw e;
+        }
+    }
+
     /** I2C_FUNCS: the whole unsigned long the kernel writes. */
     long readFunctionality(String operation) {
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(operation);
         try {
             file.ioctl(operation, I2cUapi.I2C_FUNCS, funcs);
             functionality = funcs.get(JAVA_LONG, 0);
@@ -97,7 +113,7 @@ final class I2cFile implements AutoCloseable {
     /** An ioctl with an integer argument (I2C_SLAVE, I2C_TENBIT, I2C_PEC...); detail names what on failure. */
     void ioctl(String operation, long request, long arg, String detail) {
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(operation);
         try {
             int r = Native.ioctl(file.fd(operation), request, arg, file.capture());
             if (r < 0) {
@@ -153,7 +169,7 @@ final class I2cFile implements AutoCloseable {
             }
         }
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(operation);
         try {
             MemorySegment st = staging(need);
             long at = 0;

@@ -136,6 +136,17 @@ public final class SpiDevice implements AutoCloseable {
         return file;
     }
 
+    /* Takes the lock, then EBADF if closed, before the closed arena's memory is touched. */
+    private void lockOpen(String operation) {
+        file.lock().lock();
+        try {
+            file.fd(operation);
+        } catch (RuntimeException e) {
+            file.lock().unlock();
+            throw e;
+        }
+    }
+
     // ---- settings ----
 
     /**
@@ -147,7 +158,7 @@ public final class SpiDevice implements AutoCloseable {
      */
     public void setMode(int mode) {
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(SET_MODE);
         try {
             setting.set(JAVA_INT, 0, mode);
             int r = file.ioctlOrErrno(SET_MODE, SpiUapi.WR_MODE32, setting);
@@ -166,7 +177,7 @@ public final class SpiDevice implements AutoCloseable {
 
     private int mode(String op) {
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(op);
         try {
             file.ioctl(op, SpiUapi.RD_MODE32, setting);
             return setting.get(JAVA_INT, 0);
@@ -181,7 +192,7 @@ public final class SpiDevice implements AutoCloseable {
             throw new IllegalArgumentException("SPI bits per word " + bits + " is out of 0..255");
         }
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(SET_BITS);
         try {
             setting.set(JAVA_BYTE, 0, (byte) bits);
             int r = file.ioctlOrErrno(SET_BITS, SpiUapi.WR_BITS_PER_WORD, setting);
@@ -196,7 +207,7 @@ public final class SpiDevice implements AutoCloseable {
     /** The word size in bits (0 means 8). */
     public int bitsPerWord() {
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(GET_BITS);
         try {
             file.ioctl(GET_BITS, SpiUapi.RD_BITS_PER_WORD, setting);
             return setting.get(JAVA_BYTE, 0) & 0xff;
@@ -211,7 +222,7 @@ public final class SpiDevice implements AutoCloseable {
             throw new IllegalArgumentException("SPI speed " + hz + " Hz");
         }
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(SET_SPEED);
         try {
             setting.set(JAVA_INT, 0, hz);
             int r = file.ioctlOrErrno(SET_SPEED, SpiUapi.WR_MAX_SPEED_HZ, setting);
@@ -226,7 +237,7 @@ public final class SpiDevice implements AutoCloseable {
     /** The default clock in Hz. */
     public int maxSpeedHz() {
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(GET_SPEED);
         try {
             file.ioctl(GET_SPEED, SpiUapi.RD_MAX_SPEED_HZ, setting);
             return setting.get(JAVA_INT, 0);
@@ -308,7 +319,7 @@ public final class SpiDevice implements AutoCloseable {
             throw tooLong(txNeed, rxNeed);
         }
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(TRANSFER);
         try {
             long txAt = 0, rxAt = 0;
             for (int i = 0; i < count; i++) {
@@ -369,7 +380,7 @@ public final class SpiDevice implements AutoCloseable {
         }
         checkStaged(tx.length, rx.length);
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(TRANSFER);
         try {
             MemorySegment.copy(tx, 0, txStage, JAVA_BYTE, 0, tx.length);
             set(0, txStage.address(), rxStage.address(), tx.length, null);
@@ -393,7 +404,7 @@ public final class SpiDevice implements AutoCloseable {
         }
         checkStaged(data.length, 0);
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(TRANSFER);
         try {
             MemorySegment.copy(data, 0, txStage, JAVA_BYTE, 0, data.length);
             set(0, txStage.address(), 0, data.length, null);
@@ -410,7 +421,7 @@ public final class SpiDevice implements AutoCloseable {
         }
         checkStaged(0, into.length);
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(TRANSFER);
         try {
             set(0, 0, rxStage.address(), into.length, null);
             int r = run(1);
@@ -433,7 +444,7 @@ public final class SpiDevice implements AutoCloseable {
         }
         checkStaged(write.length, into.length);
         ReentrantLock l = file.lock();
-        l.lock();
+        lockOpen(TRANSFER);
         try {
             MemorySegment.copy(write, 0, txStage, JAVA_BYTE, 0, write.length);
             set(0, txStage.address(), 0, write.length, null);

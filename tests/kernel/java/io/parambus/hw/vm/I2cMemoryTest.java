@@ -1,0 +1,108 @@
+package io.parambus.hw.vm;
+
+import io.parambus.hw.I2cBus;
+import io.parambus.hw.I2cDevice;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Pi4J's users ran out of memory after many I2C calls: here SMBus byte-data reads on
+ * i2c-stub (a million, or as many as fit in the time budget under TCG, reported) leave
+ * the heap after GC and the resident memory flat and allocate 0 bytes per call.
+ *
+ * <p>The allocation is measured in a child JVM started with the JIT users run
+ * ({@link BusAllocationProbe} says why); this program's own C1-only JVM checks that its
+ * heap stays flat too, and reports what the JDK's errno capture costs there.
+ */
+public class I2cMemoryTest {
+    public static void main(String[] args) {
+        VmSuite.main(I2cMemoryTest.class, args);
+    }
+
+    /** Runs BusAllocationProbe in a child JVM with args; its "probe" line as a map. */
+    static Map<String, String> probe(int timeoutS, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse("/opt/jre/bin/java"));
+        cmd.addAll(List.of("-XX:+UseSerialGC", "-Xmx64m", "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), BusAllocationProbe.class.getName()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out;
+        try (InputStream in = p.getInputStream()) {
+            if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError("the probe " + String.join(" ", args) + " took more than " + timeoutS + " s");
+            }
+            out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        System.out.print(out.replaceAll("(?m)^", "# "));
+        VmSuite.equal(0, p.exitValue(), "probe exit status");
+        for (String line : out.split("\n")) {
+            if (line.startsWith("probe ")) {
+                Map<String, String> m = new HashMap<>();
+                for (String kv : line.substring(6).trim().split(" ")) {
+                    String[] f = kv.split("=", 2);
+                    m.put(f[0], f[1]);
+                }
+                return m;
+            }
+        }
+        throw new AssertionError("the probe printed no result: " + out);
+    }
+
+    static long num(Map<String, String> m, String key) {
+        return Long.parseLong(m.get(key));
+    }
+
+    /** Checks a probe's report: 0 bytes per call, flat heap and RSS. */
+    static void flat(Map<String, String> r, String what) {
+        long calls = num(r, "calls");
+        VmSuite.equal(0L, num(r, "allocated"), what + ": bytes allocated over " + calls + " calls");
+        long heap = num(r, "heap_after") - num(r, "heap_before");
+        VmSuite.check(heap < 256 * 1024, "%s: heap after GC grew by %d bytes over %d calls", what, heap, calls);
+        long rss = num(r, "rss_after_kib") - num(r, "rss_before_kib");
+        VmSuite.check(rss < 1024, "%s: resident memory grew by %d KiB over %d calls", what, rss, calls);
+    }
+
+    @VmSuite.Case
+    public void million_smbus_reads_allocate_nothing_heap_and_rss_flat() throws Exception {
+        // The rate under TCG decides how many fit in 12 s (each of up to three runs): a million when they do.
+        Map<String, String> r = probe(110, "smbus", I2cBus.pathOfAdapter(I2cTest.STUB), "0x50", "12", "1000000");
+        long calls = num(r, "calls");
+        System.out.printf("# %d SMBus byte-data reads at %s ns each%s%n", calls, r.get("ns_per_call"),
+                calls < 1_000_000 ? " (a million does not fit in 12 s here: as many as fit)" : "");
+        VmSuite.check(calls >= 100_000, "only %d calls", calls);
+        flat(r, "SMBus read byte data");
+    }
+
+    @VmSuite.Case
+    public void c1_runtime_heap_flat() {
+        // This JVM (C1 only): the errno capture's slice is garbage, collected; nothing is kept.
+        try (I2cDevice d = I2cDevice.open(I2cBus.pathOfAdapter(I2cTest.STUB), 0x50)) {
+            d.smbusWriteByteData(0x10, 0x5c);
+            int n = 50_000;
+            for (int i = 0; i < 5_000; i++) {
+                d.smbusReadByteData(0x10);
+            }
+            long heap0 = BusAllocationProbe.heapAfterGc();
+            long a0 = BusAllocationProbe.allocated();
+            for (int i = 0; i < n; i++) {
+                int v = d.smbusReadByteData(0x10);
+                if (v != 0x5c) {
+                    throw new AssertionError("read " + v);
+                }
+            }
+            long perCall = (BusAllocationProbe.allocated() - a0) / n;
+            long heap1 = BusAllocationProbe.heapAfterGc();
+            System.out.printf("# C1-only JVM: %d bytes allocated per call (the JDK's capture-state slice), heap after"
+                    + " GC %+d bytes over %d calls%n", perCall, heap1 - heap0, n);
+            VmSuite.check(heap1 - heap0 < 256 * 1024, "heap after GC grew by %d bytes", heap1 - heap0);
+        }
+    }
+}

@@ -48,8 +48,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * Raise it with {@code spidev.bufsiz=N}.
  *
  * <p>Memory: the {@code spi_ioc_transfer} array of the longest message the uAPI can
- * encode (511 transfers) and a transmit and a receive staging buffer of {@code bufsiz}
- * bytes each are allocated once, at open, from the descriptor's arena: a call allocates
+ * encode (511 transfers), a transmit and a receive staging buffer of {@code bufsiz}
+ * bytes each and {@code bufsiz} zero bytes (the transmit side of a transfer that sends
+ * none of its own) are allocated once, at open, from the descriptor's arena: a call allocates
  * nothing. Arrays and heap segments are copied through the staging buffers, native
  * segments go to the kernel as they are. {@link #prepare} builds a message once, in an
  * arena of its own, to run many times.
@@ -74,6 +75,8 @@ public final class SpiDevice implements AutoCloseable {
     private final MemorySegment transfers;
     private final MemorySegment txStage;
     private final MemorySegment rxStage;
+    /** bufsiz zero bytes, never written: the transmit side of a transfer that sends no data of its own. */
+    private final MemorySegment zeros;
 
     private SpiDevice(DeviceFile file, int bufsiz) {
         this.file = file;
@@ -83,6 +86,7 @@ public final class SpiDevice implements AutoCloseable {
         transfers = a.allocate(SpiUapi.TRANSFER.byteSize() * SpiUapi.MAX_TRANSFERS, SpiUapi.TRANSFER.byteAlignment());
         txStage = a.allocate(bufsiz, 64);
         rxStage = a.allocate(bufsiz, 64);
+        zeros = a.allocate(bufsiz, 64);
     }
 
     /**
@@ -312,7 +316,7 @@ public final class SpiDevice implements AutoCloseable {
         long txNeed = 0, rxNeed = 0;
         for (int i = 0; i < count; i++) {
             SpiTransfer t = message[i];
-            txNeed += t.txStaged() ? t.length : 0;
+            txNeed += t.txStaged() || (t.tx && t.txSegment == null) ? t.length : 0; // arrays, and zeros
             rxNeed += t.rxStaged() ? t.length : 0;
         }
         if (txNeed > bufsiz || rxNeed > bufsiz) {
@@ -335,6 +339,8 @@ public final class SpiDevice implements AutoCloseable {
                     txAt += t.length;
                 } else if (t.txSegment != null) {
                     tx = t.txSegment.address();
+                } else if (t.tx) {
+                    tx = zeros.address(); // length only: zeros (a transfer without any buffer is skipped)
                 }
                 if (t.rxStaged()) {
                     rx = rxStage.address() + rxAt;
@@ -351,7 +357,7 @@ public final class SpiDevice implements AutoCloseable {
                 if (t.rxStaged()) {
                     if (t.rxArray != null) {
                         MemorySegment.copy(rxStage, JAVA_BYTE, rxAt, t.rxArray, t.rxOffset, t.length);
-                    } else {
+                    } else if (t.rxSegment != null) {
                         MemorySegment.copy(rxStage, rxAt, t.rxSegment, 0, t.length);
                     }
                     rxAt += t.length;

@@ -88,6 +88,9 @@ public final class SpiPreparedMessage implements AutoCloseable {
      * @throws WrongThreadException from another thread than the one that prepared it
      */
     public int run() {
+        if (closed) {
+            throw new IllegalStateException("the prepared SPI message on " + file.path() + " is closed");
+        }
         ReentrantLock l = file.lock();
         l.lock();
         try {

@@ -16,7 +16,9 @@ import java.util.Objects;
  * through the device's staging buffers. The length-only forms ({@link #write(int)},
  * {@link #read(int)}, {@link #duplex(int)}) name a direction without a buffer: for
  * {@link SpiDevice#prepare} the prepared message allocates it; in a plain transfer a
- * transmit side without buffer sends zeros and a receive side without buffer is dropped.
+ * transmit side without buffer sends zeros and what a receive side without buffer
+ * receives is dropped (the device's buffers stand in: the SPI core skips a transfer that
+ * has neither buffer, so one is always given).
  *
  * <p>Chip select: the transfers of one message are one chip-select assertion; CS stays
  * active between them unless a transfer sets {@link #csChange(boolean)} (CS released
@@ -214,9 +216,9 @@ public final class SpiTransfer {
         return tx && (txSegment == null ? txArray != null : !txSegment.isNative());
     }
 
-    /** Whether a receive side goes through the staging buffer. */
+    /** Whether a receive side goes through the staging buffer (an array, a heap segment, or none: dropped). */
     boolean rxStaged() {
-        return rx && (rxSegment == null ? rxArray != null : !rxSegment.isNative());
+        return rx && (rxSegment == null || !rxSegment.isNative());
     }
 
     /** E.g. {@code "SpiTransfer[3 bytes tx rx speed=500000 cs_change]"}. */

@@ -4,10 +4,18 @@ import io.parambus.hw.I2cDevice;
 import io.parambus.hw.SpiDevice;
 import io.parambus.hw.SpiPreparedMessage;
 import io.parambus.hw.SpiTransfer;
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 /**
@@ -61,6 +69,51 @@ public final class BusAllocationProbe {
             }
         }
         return System.nanoTime() - t0;
+    }
+
+    /** Runs this probe in a child JVM (the default JIT) with args; its "probe" line as a map. */
+    public static Map<String, String> inChild(int timeoutS, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse("/opt/jre/bin/java"));
+        cmd.addAll(List.of("-XX:+UseSerialGC", "-Xmx64m", "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), BusAllocationProbe.class.getName()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out;
+        try (InputStream in = p.getInputStream()) {
+            if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError("the probe " + String.join(" ", args) + " took more than " + timeoutS + " s");
+            }
+            out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        System.out.print(out.replaceAll("(?m)^", "# "));
+        VmSuite.equal(0, p.exitValue(), "probe exit status");
+        for (String line : out.split("\n")) {
+            if (line.startsWith("probe ")) {
+                Map<String, String> m = new HashMap<>();
+                for (String kv : line.substring(6).trim().split(" ")) {
+                    String[] f = kv.split("=", 2);
+                    m.put(f[0], f[1]);
+                }
+                return m;
+            }
+        }
+        throw new AssertionError("the probe printed no result: " + out);
+    }
+
+    static long num(Map<String, String> m, String key) {
+        return Long.parseLong(m.get(key));
+    }
+
+    /** Checks a probe's report: 0 bytes per call, flat heap and RSS. */
+    public static void assertFlat(Map<String, String> r, String what) {
+        long calls = num(r, "calls");
+        VmSuite.equal(0L, num(r, "allocated"), what + ": bytes allocated over " + calls + " calls");
+        long heap = num(r, "heap_after") - num(r, "heap_before");
+        VmSuite.check(heap < 256 * 1024, "%s: heap after GC grew by %d bytes over %d calls", what, heap, calls);
+        long rss = num(r, "rss_after_kib") - num(r, "rss_before_kib");
+        VmSuite.check(rss < 1024, "%s: resident memory grew by %d KiB over %d calls", what, rss, calls);
     }
 
     public static void main(String[] args) throws Exception {

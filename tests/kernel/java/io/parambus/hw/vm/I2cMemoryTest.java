@@ -2,14 +2,7 @@ package io.parambus.hw.vm;
 
 import io.parambus.hw.I2cBus;
 import io.parambus.hw.I2cDevice;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Pi4J's users ran out of memory after many I2C calls: here SMBus byte-data reads on
@@ -25,60 +18,15 @@ public class I2cMemoryTest {
         VmSuite.main(I2cMemoryTest.class, args);
     }
 
-    /** Runs BusAllocationProbe in a child JVM with args; its "probe" line as a map. */
-    static Map<String, String> probe(int timeoutS, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse("/opt/jre/bin/java"));
-        cmd.addAll(List.of("-XX:+UseSerialGC", "-Xmx64m", "--enable-native-access=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), BusAllocationProbe.class.getName()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out;
-        try (InputStream in = p.getInputStream()) {
-            if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new AssertionError("the probe " + String.join(" ", args) + " took more than " + timeoutS + " s");
-            }
-            out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-        System.out.print(out.replaceAll("(?m)^", "# "));
-        VmSuite.equal(0, p.exitValue(), "probe exit status");
-        for (String line : out.split("\n")) {
-            if (line.startsWith("probe ")) {
-                Map<String, String> m = new HashMap<>();
-                for (String kv : line.substring(6).trim().split(" ")) {
-                    String[] f = kv.split("=", 2);
-                    m.put(f[0], f[1]);
-                }
-                return m;
-            }
-        }
-        throw new AssertionError("the probe printed no result: " + out);
-    }
-
-    static long num(Map<String, String> m, String key) {
-        return Long.parseLong(m.get(key));
-    }
-
-    /** Checks a probe's report: 0 bytes per call, flat heap and RSS. */
-    static void flat(Map<String, String> r, String what) {
-        long calls = num(r, "calls");
-        VmSuite.equal(0L, num(r, "allocated"), what + ": bytes allocated over " + calls + " calls");
-        long heap = num(r, "heap_after") - num(r, "heap_before");
-        VmSuite.check(heap < 256 * 1024, "%s: heap after GC grew by %d bytes over %d calls", what, heap, calls);
-        long rss = num(r, "rss_after_kib") - num(r, "rss_before_kib");
-        VmSuite.check(rss < 1024, "%s: resident memory grew by %d KiB over %d calls", what, rss, calls);
-    }
-
     @VmSuite.Case
     public void million_smbus_reads_allocate_nothing_heap_and_rss_flat() throws Exception {
         // The rate under TCG decides how many fit in 12 s (each of up to three runs): a million when they do.
-        Map<String, String> r = probe(110, "smbus", I2cBus.pathOfAdapter(I2cTest.STUB), "0x50", "12", "1000000");
-        long calls = num(r, "calls");
+        Map<String, String> r = BusAllocationProbe.inChild(110, "smbus", I2cBus.pathOfAdapter(I2cTest.STUB), "0x50", "12", "1000000");
+        long calls = Long.parseLong(r.get("calls"));
         System.out.printf("# %d SMBus byte-data reads at %s ns each%s%n", calls, r.get("ns_per_call"),
                 calls < 1_000_000 ? " (a million does not fit in 12 s here: as many as fit)" : "");
         VmSuite.check(calls >= 100_000, "only %d calls", calls);
-        flat(r, "SMBus read byte data");
+        BusAllocationProbe.assertFlat(r, "SMBus read byte data");
     }
 
     @VmSuite.Case

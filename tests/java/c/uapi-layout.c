@@ -43,11 +43,125 @@ static void gpio(void)
 static void i2c(void)
 {
 	/* i2c: i2c-dev (linux/i2c-dev.h, linux/i2c.h) */
+	SIZE(i2c_msg);
+	OFF(i2c_msg, addr);
+	OFF(i2c_msg, flags);
+	OFF(i2c_msg, len);
+	OFF(i2c_msg, buf);
+	SIZE(i2c_rdwr_ioctl_data);
+	OFF(i2c_rdwr_ioctl_data, msgs);
+	OFF(i2c_rdwr_ioctl_data, nmsgs);
+	SIZE(i2c_smbus_ioctl_data);
+	OFF(i2c_smbus_ioctl_data, read_write);
+	OFF(i2c_smbus_ioctl_data, command);
+	/* OFF() would print the field "size" under the struct size's name */
+	printf("i2c_smbus_ioctl_data_size_field %zu\n", offsetof(struct i2c_smbus_ioctl_data, size));
+	OFF(i2c_smbus_ioctl_data, data);
+	printf("i2c_smbus_data_size %zu\n", sizeof(union i2c_smbus_data));
+	NUM(I2C_RETRIES);
+	NUM(I2C_TIMEOUT);
+	NUM(I2C_SLAVE);
+	NUM(I2C_SLAVE_FORCE);
+	NUM(I2C_TENBIT);
+	NUM(I2C_FUNCS);
+	NUM(I2C_RDWR);
+	NUM(I2C_PEC);
+	NUM(I2C_SMBUS);
+	NUM(I2C_RDWR_IOCTL_MAX_MSGS);
+	NUM(I2C_SMBUS_BLOCK_MAX);
+	NUM(I2C_SMBUS_READ);
+	NUM(I2C_SMBUS_WRITE);
+	NUM(I2C_SMBUS_QUICK);
+	NUM(I2C_SMBUS_BYTE);
+	NUM(I2C_SMBUS_BYTE_DATA);
+	NUM(I2C_SMBUS_WORD_DATA);
+	NUM(I2C_SMBUS_PROC_CALL);
+	NUM(I2C_SMBUS_BLOCK_DATA);
+	NUM(I2C_SMBUS_BLOCK_PROC_CALL);
+	NUM(I2C_SMBUS_I2C_BLOCK_DATA);
+	NUM(I2C_M_RD);
+	NUM(I2C_M_TEN);
+	NUM(I2C_M_RECV_LEN);
+	NUM(I2C_M_NO_RD_ACK);
+	NUM(I2C_M_IGNORE_NAK);
+	NUM(I2C_M_REV_DIR_ADDR);
+	NUM(I2C_M_NOSTART);
+	NUM(I2C_M_STOP);
+	NUM(I2C_FUNC_I2C);
+	NUM(I2C_FUNC_10BIT_ADDR);
+	NUM(I2C_FUNC_PROTOCOL_MANGLING);
+	NUM(I2C_FUNC_SMBUS_PEC);
+	NUM(I2C_FUNC_NOSTART);
+	NUM(I2C_FUNC_SLAVE);
+	NUM(I2C_FUNC_SMBUS_BLOCK_PROC_CALL);
+	NUM(I2C_FUNC_SMBUS_QUICK);
+	NUM(I2C_FUNC_SMBUS_READ_BYTE);
+	NUM(I2C_FUNC_SMBUS_WRITE_BYTE);
+	NUM(I2C_FUNC_SMBUS_READ_BYTE_DATA);
+	NUM(I2C_FUNC_SMBUS_WRITE_BYTE_DATA);
+	NUM(I2C_FUNC_SMBUS_READ_WORD_DATA);
+	NUM(I2C_FUNC_SMBUS_WRITE_WORD_DATA);
+	NUM(I2C_FUNC_SMBUS_PROC_CALL);
+	NUM(I2C_FUNC_SMBUS_READ_BLOCK_DATA);
+	NUM(I2C_FUNC_SMBUS_WRITE_BLOCK_DATA);
+	NUM(I2C_FUNC_SMBUS_READ_I2C_BLOCK);
+	NUM(I2C_FUNC_SMBUS_WRITE_I2C_BLOCK);
+	NUM(I2C_FUNC_SMBUS_HOST_NOTIFY);
 }
 
 static void spi(void)
 {
 	/* spi: spidev (linux/spi/spidev.h) */
+	SIZE(spi_ioc_transfer);
+	OFF(spi_ioc_transfer, tx_buf);
+	OFF(spi_ioc_transfer, rx_buf);
+	OFF(spi_ioc_transfer, len);
+	OFF(spi_ioc_transfer, speed_hz);
+	OFF(spi_ioc_transfer, delay_usecs);
+	OFF(spi_ioc_transfer, bits_per_word);
+	OFF(spi_ioc_transfer, cs_change);
+	OFF(spi_ioc_transfer, tx_nbits);
+	OFF(spi_ioc_transfer, rx_nbits);
+	OFF(spi_ioc_transfer, word_delay_usecs);
+	OFF(spi_ioc_transfer, pad);
+	NUM(SPI_IOC_MAGIC);
+	NUM(SPI_IOC_RD_MODE);
+	NUM(SPI_IOC_WR_MODE);
+	NUM(SPI_IOC_RD_LSB_FIRST);
+	NUM(SPI_IOC_WR_LSB_FIRST);
+	NUM(SPI_IOC_RD_BITS_PER_WORD);
+	NUM(SPI_IOC_WR_BITS_PER_WORD);
+	NUM(SPI_IOC_RD_MAX_SPEED_HZ);
+	NUM(SPI_IOC_WR_MAX_SPEED_HZ);
+	NUM(SPI_IOC_RD_MODE32);
+	NUM(SPI_IOC_WR_MODE32);
+	NUM(SPI_IOC_MESSAGE(1));
+	NUM(SPI_IOC_MESSAGE(2));
+	NUM(SPI_IOC_MESSAGE(42));
+	NUM(SPI_IOC_MESSAGE(511));
+	/* the largest n whose SPI_IOC_MESSAGE(n) encodes its size (512 gives size 0) */
+	printf("spi_max_transfers %d\n", (int)((1 << _IOC_SIZEBITS) - 1) / (int)sizeof(struct spi_ioc_transfer));
+	NUM(SPI_CPHA);
+	NUM(SPI_CPOL);
+	NUM(SPI_MODE_0);
+	NUM(SPI_MODE_1);
+	NUM(SPI_MODE_2);
+	NUM(SPI_MODE_3);
+	NUM(SPI_CS_HIGH);
+	NUM(SPI_LSB_FIRST);
+	NUM(SPI_3WIRE);
+	NUM(SPI_LOOP);
+	NUM(SPI_NO_CS);
+	NUM(SPI_READY);
+	NUM(SPI_TX_DUAL);
+	NUM(SPI_TX_QUAD);
+	NUM(SPI_RX_DUAL);
+	NUM(SPI_RX_QUAD);
+	NUM(SPI_CS_WORD);
+	NUM(SPI_TX_OCTAL);
+	NUM(SPI_RX_OCTAL);
+	NUM(SPI_3WIRE_HIZ);
+	NUM(SPI_RX_CPHA_FLIP);
 }
 
 static void pwm(void)

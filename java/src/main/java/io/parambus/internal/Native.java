@@ -90,6 +90,8 @@ public final class Native {
             case 71 -> "EPROTO";
             case 74 -> "EBADMSG";
             case 95 -> "EOPNOTSUPP";
+            case 90 -> "EMSGSIZE"; // bus: I2C and SPI
+            case 108 -> "ESHUTDOWN"; // bus: SPI
             case 121 -> "EREMOTEIO";
             case 75 -> "EOVERFLOW";
             case ETIMEDOUT -> "ETIMEDOUT";

@@ -1,0 +1,393 @@
+package io.parambus.bench.hw;
+
+import io.parambus.hw.GpioChip;
+import io.parambus.hw.GpioEdgeEvent;
+import io.parambus.hw.GpioEventPoller;
+import io.parambus.hw.GpioLineSettings;
+import io.parambus.hw.GpioRequest;
+import io.parambus.hw.GpioRequestConfig;
+import io.parambus.hw.I2cBus;
+import io.parambus.hw.I2cDevice;
+import io.parambus.hw.SpiDevice;
+import io.parambus.hw.SpiPreparedMessage;
+import io.parambus.hw.SpiTransfer;
+import io.parambus.internal.Native;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Scenario 5's hardware part, the Java side (bench/run-java-hw.py runs it in the
+ * kernel-test VM right before or after bench/hw/bench-hw.c, the C side).
+ *
+ * <pre>HwBench ITERATIONS ROUNDS EDGES STORM</pre>
+ *
+ * Every operation is timed exactly as bench-hw.c times it: a warm-up of a tenth
+ * of the iterations, then ROUNDS rounds of ITERATIONS calls per contender, the
+ * contenders interleaved with the order rotating each round, a contender's figure
+ * the median of its rounds' ns per call. Contenders: {@code java}, the
+ * io.parambus.hw API; {@code java_raw}, the same ioctl through a bare FFM downcall
+ * on a descriptor opened (for GPIO: a line requested) by hand, its struct built
+ * once (the floor of any FFM binding). The operations and devices are bench-hw.c's: GPIO set (pbus-sim0 line
+ * 0) and get (line 3), a 24-byte SPI transfer prepared once (/dev/spidev0.0), an
+ * SMBus receive-byte from i2c-stub's chip 0x50. After the rounds, the bytes the
+ * thread allocated per call of the {@code java} contender over ITERATIONS more calls.
+ *
+ * <p>Then the edge round trip: EDGES times, the pull of pbus-sim0 line 5 is written
+ * (sysfs, through a descriptor opened once) and the time until a listener on the
+ * event poller runs is taken; median, p99, mean and standard deviation in µs. Then
+ * STORM edges on 8 lines at once (lines 8–15, one listener each, a virtual-thread
+ * executor): the lines are driven in turn and every listener counts its events;
+ * lost = expected − received, with the poller's own loss count beside it.
+ *
+ * <p>Output: {@code bench KEY VALUE} lines (as bench-hw.c's) and one {@code ok}/
+ * {@code not ok} line per operation (the harness protocol).
+ */
+public final class HwBench {
+    private HwBench() {
+    }
+
+    private static long iters;
+    private static int rounds;
+    private static volatile long sink;
+
+    /** One contender: runs one call (i = the call's number). */
+    private interface Op {
+        void run(long i);
+    }
+
+    private record Contender(String name, Op op) {
+    }
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    private static void runContenders(String opName, Contender... c) {
+        try {
+            for (Contender k : c) {
+                for (long i = 0; i < iters / 10 + 1; i++) {
+                    k.op.run(i);
+                }
+            }
+            double[][] ns = new double[c.length][rounds];
+            for (int round = 0; round < rounds; round++) {
+                for (int j = 0; j < c.length; j++) {
+                    int k = (j + round) % c.length;
+                    Op op = c[k].op;
+                    long t0 = System.nanoTime();
+                    for (long i = 0; i < iters; i++) {
+                        op.run(i);
+                    }
+                    ns[k][round] = (double) (System.nanoTime() - t0) / iters;
+                }
+            }
+            for (int k = 0; k < c.length; k++) {
+                double[] sorted = ns[k].clone();
+                Arrays.sort(sorted);
+                double median = rounds % 2 == 1 ? sorted[rounds / 2] : (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
+                System.out.printf("bench ns.%s.%s %.1f%n", opName, c[k].name, median);
+                StringBuilder sb = new StringBuilder("bench rounds." + opName + "." + c[k].name);
+                for (double v : ns[k]) {
+                    sb.append(String.format(" %.1f", v));
+                }
+                System.out.println(sb);
+            }
+            System.out.println("ok " + opName);
+        } catch (RuntimeException e) {
+            System.out.println("not ok " + opName + ": " + e.getMessage());
+        }
+    }
+
+    /** Bytes this thread allocates per call of op, over ITERATIONS calls after a warm-up. */
+    private static void allocation(String key, Op op) {
+        for (long i = 0; i < iters; i++) {
+            op.run(i);
+        }
+        long tid = Thread.currentThread().threadId();
+        long before = THREADS.getThreadAllocatedBytes(tid);
+        for (long i = 0; i < iters; i++) {
+            op.run(i);
+        }
+        long bytes = THREADS.getThreadAllocatedBytes(tid) - before;
+        System.out.printf("bench alloc.%s %.3f%n", key, (double) bytes / iters);
+    }
+
+    private static String read(String path) throws IOException {
+        return Files.readString(Path.of(path), StandardCharsets.UTF_8).strip();
+    }
+
+    private static String chipPath(String label) throws IOException {
+        return "/dev/" + read("/sys/kernel/config/gpio-sim/" + label + "/bank0/chip_name");
+    }
+
+    private static String pullPath(String label, int offset) throws IOException {
+        String dev = read("/sys/kernel/config/gpio-sim/" + label + "/dev_name");
+        String chip = read("/sys/kernel/config/gpio-sim/" + label + "/bank0/chip_name");
+        return "/sys/devices/platform/" + dev + "/" + chip + "/sim_gpio" + offset + "/pull";
+    }
+
+    // ---- GPIO: GPIO_V2_LINE_SET_VALUES_IOCTL / GET_VALUES on a one-line request ----
+
+    /** {@code _IOWR(0xB4, 0x0F/0x0E, struct gpio_v2_line_values)} (16 bytes). */
+    private static final long GPIO_SET = 0xC010B40FL, GPIO_GET = 0xC010B40EL;
+    /** {@code GPIO_V2_GET_LINE_IOCTL}: {@code _IOWR(0xB4, 0x07, struct gpio_v2_line_request)} (592 bytes). */
+    private static final long GPIO_GET_LINE = 0xC250B407L;
+
+    /** A one-line request made by hand ({@code struct gpio_v2_line_request}): the line's descriptor. */
+    private static int rawRequest(Arena arena, String chip, int offset, long flags) throws Native.Errno {
+        int chipFd = Native.open(chip, Native.O_RDWR | Native.O_CLOEXEC);
+        try {
+            MemorySegment req = arena.allocate(592, 8);
+            req.set(ValueLayout.JAVA_INT, 0, offset);                 // offsets[0]
+            req.setString(256, "bench-raw");                          // consumer
+            req.set(ValueLayout.JAVA_LONG, 288, flags);               // config.flags
+            req.set(ValueLayout.JAVA_INT, 560, 1);                    // num_lines
+            if (Native.ioctl(chipFd, GPIO_GET_LINE, req, arena.allocate(Native.captureLayout())) < 0) {
+                throw new IllegalStateException("GPIO_V2_GET_LINE_IOCTL by hand failed");
+            }
+            return req.get(ValueLayout.JAVA_INT, 588);                // fd
+        } finally {
+            Native.close(chipFd);
+        }
+    }
+
+    private static void gpio(Arena arena) throws IOException, Native.Errno {
+        String path = chipPath("pbus-sim0");
+        // java_raw: requests made and driven by bare downcalls (GPIO_V2_LINE_FLAG_OUTPUT 8, INPUT 4).
+        int setFd = rawRequest(arena, path, 1, 8), getFd = rawRequest(arena, path, 4, 4);
+        try (GpioChip chip = GpioChip.open(path);
+                GpioRequest set = chip.request(GpioRequestConfig.builder()
+                        .line(0, GpioLineSettings.output(false).build()).consumer("bench-set").build());
+                GpioRequest get = chip.request(GpioRequestConfig.builder()
+                        .line(3, GpioLineSettings.input().build()).consumer("bench-get").build())) {
+            MemorySegment values = arena.allocate(16, 8);
+            MemorySegment capture = arena.allocate(Native.captureLayout());
+            Op javaSet = i -> set.setValues(1, i & 1);
+            Op rawSetOp = i -> {
+                values.set(ValueLayout.JAVA_LONG, 0, i & 1);
+                values.set(ValueLayout.JAVA_LONG, 8, 1);
+                if (Native.ioctl(setFd, GPIO_SET, values, capture) < 0) {
+                    throw new IllegalStateException("raw GPIO set failed");
+                }
+            };
+            Op javaGet = i -> sink += get.getValues(1);
+            Op rawGetOp = i -> {
+                values.set(ValueLayout.JAVA_LONG, 0, 0);
+                values.set(ValueLayout.JAVA_LONG, 8, 1);
+                if (Native.ioctl(getFd, GPIO_GET, values, capture) < 0) {
+                    throw new IllegalStateException("raw GPIO get failed");
+                }
+                sink += values.get(ValueLayout.JAVA_LONG, 0);
+            };
+            runContenders("gpio_set", new Contender("java_raw", rawSetOp), new Contender("java", javaSet));
+            runContenders("gpio_get", new Contender("java_raw", rawGetOp), new Contender("java", javaGet));
+            allocation("gpio_set", javaSet);
+            allocation("gpio_get", javaGet);
+        } finally {
+            Native.close(setFd);
+            Native.close(getFd);
+        }
+    }
+
+    // ---- SPI: one 24-byte full-duplex transfer, prepared once ----
+
+    private static final int SPI_LEN = 24;
+    /** {@code SPI_IOC_MESSAGE(1)}: {@code _IOW('k', 0, struct spi_ioc_transfer[1])} (32 bytes). */
+    private static final long SPI_MESSAGE_1 = 0x40206B00L;
+
+    private static void spi(Arena arena) throws Native.Errno {
+        try (SpiDevice dev = SpiDevice.open("/dev/spidev0.0");
+                SpiPreparedMessage m = dev.prepare(SpiTransfer.duplex(SPI_LEN).build())) {
+            byte[] tx = new byte[SPI_LEN];
+            for (int i = 0; i < SPI_LEN; i++) {
+                tx[i] = (byte) (0xa0 + i);
+            }
+            m.setTx(0, tx);
+            MemorySegment mtx = m.tx(0), mrx = m.rx(0);
+            // java_raw: spi_ioc_transfer {tx_buf, rx_buf, len, ...} built once, by hand.
+            MemorySegment rtx = arena.allocate(SPI_LEN), rrx = arena.allocate(SPI_LEN);
+            MemorySegment.copy(tx, 0, rtx, ValueLayout.JAVA_BYTE, 0, SPI_LEN);
+            MemorySegment tr = arena.allocate(32, 8);
+            tr.set(ValueLayout.JAVA_LONG, 0, rtx.address());
+            tr.set(ValueLayout.JAVA_LONG, 8, rrx.address());
+            tr.set(ValueLayout.JAVA_INT, 16, SPI_LEN);
+            MemorySegment capture = arena.allocate(Native.captureLayout());
+            int fd = Native.open("/dev/spidev0.0", Native.O_RDWR | Native.O_CLOEXEC);
+            Op javaOp = i -> {
+                mtx.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
+                m.run();
+                sink += mrx.get(ValueLayout.JAVA_BYTE, 0);
+            };
+            Op rawOp = i -> {
+                rtx.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
+                if (Native.ioctl(fd, SPI_MESSAGE_1, tr, capture) < 0) {
+                    throw new IllegalStateException("raw SPI transfer failed");
+                }
+                sink += rrx.get(ValueLayout.JAVA_BYTE, 0);
+            };
+            try {
+                runContenders("spi_24b", new Contender("java_raw", rawOp), new Contender("java", javaOp));
+                allocation("spi_prepared", javaOp);
+            } finally {
+                Native.close(fd);
+            }
+        }
+    }
+
+    // ---- SMBus receive byte from i2c-stub's chip 0x50 ----
+
+    /** {@code I2C_SMBUS}, and {@code struct i2c_smbus_ioctl_data {u8 read_write, command; u32 size; data*}}. */
+    private static final long I2C_SMBUS = 0x0720, I2C_SLAVE = 0x0703;
+
+    private static void smbus(Arena arena) throws Native.Errno {
+        String path = I2cBus.pathOfAdapter("SMBus stub driver");
+        int fd = Native.open(path, Native.O_RDWR | Native.O_CLOEXEC);
+        try (I2cDevice dev = I2cDevice.open(path, 0x50)) {
+            MemorySegment data = arena.allocate(34, 8);
+            MemorySegment args = arena.allocate(16, 8);
+            args.set(ValueLayout.JAVA_BYTE, 0, (byte) 1);  // I2C_SMBUS_READ
+            args.set(ValueLayout.JAVA_BYTE, 1, (byte) 0);
+            args.set(ValueLayout.JAVA_INT, 4, 1);          // I2C_SMBUS_BYTE
+            args.set(ValueLayout.JAVA_LONG, 8, data.address());
+            MemorySegment capture = arena.allocate(Native.captureLayout());
+            if (Native.ioctl(fd, I2C_SLAVE, 0x50L, capture) < 0) {
+                throw new IllegalStateException("I2C_SLAVE 0x50 by hand failed");
+            }
+            Op javaOp = i -> sink += dev.smbusReadByte();
+            Op rawOp = i -> {
+                if (Native.ioctl(fd, I2C_SMBUS, args, capture) < 0) {
+                    throw new IllegalStateException("raw SMBus read failed");
+                }
+                sink += data.get(ValueLayout.JAVA_BYTE, 0);
+            };
+            runContenders("smbus_byte", new Contender("java_raw", rawOp), new Contender("java", javaOp));
+            allocation("smbus_byte", javaOp);
+        } finally {
+            Native.close(fd);
+        }
+    }
+
+    // ---- edges ----
+
+    private static void edgeRoundTrip(int n) throws Exception {
+        final int line = 5, warm = 20;
+        BlockingQueue<Long> arrivals = new ArrayBlockingQueue<>(4);
+        try (GpioChip chip = GpioChip.open(chipPath("pbus-sim0"));
+                GpioRequest req = chip.request(GpioRequestConfig.builder().line(line, GpioLineSettings.input()
+                        .edge(GpioLineSettings.Edge.BOTH).build()).consumer("bench-edge").build());
+                GpioEventPoller poller = GpioEventPoller.start();
+                RandomAccessFile pull = new RandomAccessFile(pullPath("pbus-sim0", line), "rw")) {
+            poller.listen(req, e -> arrivals.add(System.nanoTime()));
+            byte[] up = "pull-up".getBytes(StandardCharsets.US_ASCII);
+            byte[] down = "pull-down".getBytes(StandardCharsets.US_ASCII);
+            double[] us = new double[n];
+            for (int i = 0; i < n + warm; i++) {
+                long t0 = System.nanoTime();
+                pull.seek(0);
+                pull.write((i & 1) == 0 ? up : down);
+                Long t1 = arrivals.poll(5, TimeUnit.SECONDS);
+                if (t1 == null) {
+                    System.out.println("not ok edge_roundtrip: edge " + i + " did not reach the listener in 5 s");
+                    return;
+                }
+                if (i >= warm) {
+                    us[i - warm] = (t1 - t0) / 1e3;
+                }
+            }
+            double mean = Arrays.stream(us).average().orElse(0);
+            double var = Arrays.stream(us).map(x -> (x - mean) * (x - mean)).sum() / (n - 1);
+            Arrays.sort(us);
+            System.out.printf("bench edge_p50_us %.1f%n", us[n / 2]);
+            System.out.printf("bench edge_p99_us %.1f%n", us[n * 99 / 100]);
+            System.out.printf("bench edge_mean_us %.1f%n", mean);
+            System.out.printf("bench edge_stdev_us %.1f%n", Math.sqrt(var));
+            System.out.printf("bench edge_n %d%n", n);
+            System.out.println("ok edge_roundtrip");
+        }
+    }
+
+    /** STORM edges over lines 8..15 of pbus-sim0 at once, one listener per line on virtual threads. */
+    private static void edgeStorm(int storm) throws Exception {
+        final int lines = 8, first = 8;
+        int[] offsets = new int[lines];
+        for (int k = 0; k < lines; k++) {
+            offsets[k] = first + k;
+        }
+        AtomicLong received = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(1);
+        try (GpioChip chip = GpioChip.open(chipPath("pbus-sim0"));
+                GpioRequest req = chip.request(GpioRequestConfig.builder().lines(GpioLineSettings.input()
+                        .edge(GpioLineSettings.Edge.BOTH).build(), offsets).consumer("bench-storm").build());
+                GpioEventPoller poller = GpioEventPoller.builder()
+                        .executor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()).start()) {
+            RandomAccessFile[] pulls = new RandomAccessFile[lines];
+            for (int k = 0; k < lines; k++) {
+                pulls[k] = new RandomAccessFile(pullPath("pbus-sim0", offsets[k]), "rw");
+                poller.listen(req, offsets[k], (GpioEdgeEvent e) -> {
+                    if (received.incrementAndGet() == storm) {
+                        done.countDown();
+                    }
+                });
+            }
+            byte[] up = "pull-up".getBytes(StandardCharsets.US_ASCII);
+            byte[] down = "pull-down".getBytes(StandardCharsets.US_ASCII);
+            long t0 = System.nanoTime();
+            try {
+                for (int i = 0; i < storm; i++) {
+                    int k = i % lines;
+                    boolean rising = (i / lines) % 2 == 0;
+                    pulls[k].seek(0);
+                    pulls[k].write(rising ? up : down);
+                }
+                done.await(60, TimeUnit.SECONDS);
+            } finally {
+                for (RandomAccessFile f : pulls) {
+                    f.close();
+                }
+            }
+            double s = (System.nanoTime() - t0) / 1e9;
+            long got = received.get();
+            System.out.printf("bench edges_sent %d%n", storm);
+            System.out.printf("bench edges_received %d%n", got);
+            System.out.printf("bench edges_lost %d%n", storm - got);
+            System.out.printf("bench edges_lost_poller %d%n", poller.lostEvents());
+            System.out.printf("bench edges_per_s %.0f%n", storm / s);
+            System.out.println(got == storm && poller.lostEvents() == 0 ? "ok edge_storm"
+                    : "not ok edge_storm: " + (storm - got) + " of " + storm + " edges lost");
+        }
+    }
+
+    /**
+     * Runs the benchmark; see the class comment for the arguments.
+     *
+     * @param args ITERATIONS ROUNDS EDGES STORM
+     */
+    public static void main(String[] args) throws Exception {
+        iters = Long.parseLong(args[0]);
+        rounds = Integer.parseInt(args[1]);
+        int edges = Integer.parseInt(args[2]), storm = Integer.parseInt(args[3]);
+        System.out.println("bench java " + System.getProperty("java.vm.version"));
+        System.out.println("bench iters " + iters);
+        System.out.println("bench rounds " + rounds);
+        try (Arena arena = Arena.ofConfined()) {
+            gpio(arena);
+            spi(arena);
+            smbus(arena);
+        }
+        edgeRoundTrip(edges);
+        edgeStorm(storm);
+        System.out.flush();
+    }
+}

@@ -135,8 +135,9 @@ public final class Pwm implements AutoCloseable {
     /**
      * The number N of the PWM chip ({@code pwmchipN}) whose device is device: the
      * device's name (the last part of {@code /sys/class/pwm/pwmchipN/device}, e.g.
-     * {@code "pbus-mock-pwm.0"} or {@code "fe20c000.pwm"}) or its absolute sysfs path
-     * ({@code /sys/devices/...}). The lowest N if the device has several chips.
+     * {@code "pbus-mock-pwm.0"} or {@code "fe20c000.pwm"}) or a sysfs path of it
+     * ({@code /sys/devices/...}, or a link to it such as {@code /sys/bus/platform/devices/...}).
+     * The lowest N if the device has several chips.
      *
      * @throws HwException {@code ENOENT} naming {@code /sys/class/pwm} if no chip has that device
      */
@@ -144,6 +145,14 @@ public final class Pwm implements AutoCloseable {
         Objects.requireNonNull(device, "device");
         if (device.isEmpty()) {
             throw new IllegalArgumentException("empty device name");
+        }
+        Path wanted = null;
+        if (device.startsWith("/")) {
+            try {
+                wanted = Path.of(device).toRealPath(); // e.g. /sys/bus/platform/devices/X, a link
+            } catch (IOException e) {
+                throw new HwException("PWM chip lookup", device, Native.ENOENT, "no such device");
+            }
         }
         int best = -1;
         try (DirectoryStream<Path> d = Files.newDirectoryStream(Path.of(PwmSysfs.CLASS_DIR), "pwmchip*")) {
@@ -160,7 +169,7 @@ public final class Pwm implements AutoCloseable {
                 } catch (IOException e) {
                     continue; // a chip going away meanwhile
                 }
-                boolean match = device.startsWith("/") ? target.equals(Path.of(device).normalize())
+                boolean match = wanted != null ? target.equals(wanted)
                         : target.getFileName().toString().equals(device);
                 if (match && (best < 0 || n < best)) {
                     best = n;

@@ -241,6 +241,7 @@ public class PwmTest implements AutoCloseable {
         int before = Pwm.findChip(DEVICE);
         VmSuite.equal(chipNumber(), before, "chip found by its device");
         VmSuite.equal(before, Pwm.findChip("/sys/devices/platform/" + DEVICE), "chip found by its device path");
+        VmSuite.equal(before, Pwm.findChip("/sys/bus/platform/devices/" + DEVICE), "chip found through a link");
         Pwm old = Pwm.open(DEVICE, 2, PwmOptions.DEFAULT);
         opened.add(old);
         PwmState s = new PwmState(2_000_000, 500_000, PwmPolarity.NORMAL, true);

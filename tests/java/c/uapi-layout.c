@@ -8,10 +8,7 @@
  *
  *     java-uapi-layout SECTION     (gpio, i2c, spi, pwm, uart, sys)
  */
-#include <asm/ioctls.h>
 #include <asm/termbits.h>
-#include <linux/ioctl.h>
-#include <linux/types.h>
 #include <linux/gpio.h>
 #include <linux/i2c-dev.h>
 #include <linux/i2c.h>
@@ -59,8 +56,12 @@ static void spi(void)
  * the struct and requests below are the kernel's documented uAPI written
  * out, so that what this compares is the C compiler's layout of __u32/__u64
  * and the kernel's own _IO/_IOWR/_IOW encoding (linux/ioctl.h) against
- * PwmChardev.java, not the kernel's header itself.
+ * PwmChardev.java, not the kernel's header itself.  (asm/ioctls.h: the tty
+ * ioctls of the uart section below.)
  */
+#include <asm/ioctls.h>
+#include <linux/ioctl.h>
+#include <linux/types.h>
 #if __has_include(<linux/pwm.h>)
 #include <linux/pwm.h>
 #endif

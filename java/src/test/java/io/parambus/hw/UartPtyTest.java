@@ -121,11 +121,11 @@ class UartPtyTest {
             long t0 = System.nanoTime();
             assertEquals(0, uart.read(b, 0, 8, t));
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-            assertTrue(ms >= t.toMillis() && ms < t.toMillis() + 250, "read(" + t + ") took " + ms + " ms");
+            assertTrue(ms >= t.toMillis() && ms < t.toMillis() + 1000, "read(" + t + ") took " + ms + " ms");
         }
         long t0 = System.nanoTime();
         assertEquals(0, uart.read(b, 0, 8, Duration.ZERO));
-        assertTrue(System.nanoTime() - t0 < 50_000_000L);
+        assertTrue(System.nanoTime() - t0 < 500_000_000L);
         // from a virtual thread: the port's waiter thread polls, the virtual thread parks
         try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
             long v = ex.submit(() -> {
@@ -133,7 +133,7 @@ class UartPtyTest {
                 assertEquals(0, uart.read(MemorySegment.ofArray(new byte[8]), Duration.ofMillis(300)));
                 return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - s);
             }).get();
-            assertTrue(v >= 300 && v < 550, "virtual thread's read(300 ms) took " + v + " ms");
+            assertTrue(v >= 300 && v < 1300, "virtual thread's read(300 ms) took " + v + " ms");
         }
     }
 
@@ -149,7 +149,7 @@ class UartPtyTest {
                 pty.write("hello".getBytes());
                 assertEquals(5, f.get());
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-                assertTrue(ms < 500, "read returned " + ms + " ms after the data");
+                assertTrue(ms < 1000, "read returned " + ms + " ms after the data");
                 assertEquals("hello", new String(b, 0, 5));
             }
         }

@@ -616,4 +616,31 @@ public final class Native {
             throw unexpected(t);
         }
     }
+
+    // ---- serial (io.parambus.hw's PWM and UART): pread/pwrite for sysfs attribute files ----
+
+    private static final MethodHandle PREAD = function("pread",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG), CAPTURE_ERRNO);
+    private static final MethodHandle PWRITE = function("pwrite",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG), CAPTURE_ERRNO);
+
+    /** {@code pread(fd, buf, len, offset)}: the bytes read, or -errno. */
+    public static long pread(int fd, MemorySegment buf, long len, long offset, MemorySegment capture) {
+        try {
+            long r = (long) PREAD.invokeExact(capture, fd, buf, len, offset);
+            return r < 0 ? -errno(capture) : r;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code pwrite(fd, buf, len, offset)}: the bytes written, or -errno. */
+    public static long pwrite(int fd, MemorySegment buf, long len, long offset, MemorySegment capture) {
+        try {
+            long r = (long) PWRITE.invokeExact(capture, fd, buf, len, offset);
+            return r < 0 ? -errno(capture) : r;
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
 }

@@ -286,7 +286,8 @@ def build_programs(progs, cache, progress):
 JRE_MODULES = ["java.base", "jdk.net", "java.management", "jdk.management"]
 GUEST_JRE = "/opt/jre"
 GUEST_JAR = "/opt/parambus/parambus-vm.jar"
-JAVA_SOURCES = ["java/src/main/java", "tests/kernel/java"]
+# Directories or single files; PsuGpioBridge is the Java hardware example, run by ExampleTest.
+JAVA_SOURCES = ["java/src/main/java", "tests/kernel/java", "examples/psu/java/PsuGpioBridge.java"]
 
 
 def java_home():
@@ -366,6 +367,9 @@ def build_java_jar(cache, progress, extra_sources=()):
     home = java_home()
     srcs = []
     for d in JAVA_SOURCES + list(extra_sources):
+        if d.endswith(".java"):
+            srcs.append(os.path.join(REPO, d))
+            continue
         for dirpath, _, names in os.walk(os.path.join(REPO, d)):
             srcs += [os.path.join(dirpath, n) for n in names
                      if n.endswith(".java") and n != "module-info.java"]

@@ -614,4 +614,22 @@ public final class Native {
             throw unexpected(t);
         }
     }
+
+    // ---- GPIO (io.parambus.hw.Gpio*): the calls only the GPIO layer and its tests use ----
+
+    private static final MethodHandle PIPE2 = function("pipe2",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), CAPTURE_ERRNO);
+
+    /**
+     * {@code pipe2(fds, flags)}: the read and write ends as two ints at {@code fds}
+     * (8 bytes of the caller's native memory); 0, or -errno. The GPIO tests feed the
+     * kernel's 48-byte event records through a pipe adopted as a request's descriptor.
+     */
+    public static int pipe2(MemorySegment fds, int flags, MemorySegment capture) {
+        try {
+            return result((int) PIPE2.invokeExact(capture, fds, flags), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
 }

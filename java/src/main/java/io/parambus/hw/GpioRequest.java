@@ -36,7 +36,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Memory: {@link #getValues}, {@link #setValues}, {@link #getValue}, {@link #setValue}
  * and {@link #readEvents} allocate nothing, Java or native: their structs are allocated
- * once, at request time, in the request's arena, freed by {@link #close()}.
+ * once, at request time, in the request's arena, freed by {@link #close()}. Get and set
+ * allocate nothing whichever JIT compiles the caller: their ioctl goes without the
+ * linker's errno capture (which allocates unless C2 compiled the caller), and only a
+ * failed one is made again with it, to name the errno.
  *
  * <p>Errors: a failed system call is a {@link HwException} naming the operation, the
  * chip's path and lines, and the errno ({@code ENODEV} once the chip was removed,
@@ -152,11 +155,23 @@ public final class GpioRequest implements AutoCloseable {
 
     /** The caller holds the file lock. */
     private long getValuesLocked(long mask) {
-        file.fd("GPIO get values"); // EBADF once closed, before the scratch memory is touched
+        int fd = file.fd("GPIO get values"); // EBADF once closed, before the scratch memory is touched
         values.set(JAVA_LONG, GpioUapi.VALUES_BITS, 0L);
         values.set(JAVA_LONG, GpioUapi.VALUES_MASK, mask);
-        file.ioctl("GPIO get values", GpioUapi.V2_LINE_GET_VALUES, values);
+        valuesIoctl(fd, "GPIO get values", GpioUapi.V2_LINE_GET_VALUES);
         return values.get(JAVA_LONG, GpioUapi.VALUES_BITS) & mask;
+    }
+
+    /**
+     * GET_VALUES or SET_VALUES on {@link #values}, allocating nothing whatever compiles the
+     * caller: the ioctl without errno capture (see {@link Native#ioctlNoErrno}), and only if
+     * it fails, once more with the capture for the errno (both ioctls change nothing when
+     * they fail and are idempotent when they succeed). The caller holds the file lock.
+     */
+    private void valuesIoctl(int fd, String operation, long request) {
+        if (Native.ioctlNoErrno(fd, request, values) < 0) {
+            file.ioctl(operation, request, values);
+        }
     }
 
     /**
@@ -190,10 +205,10 @@ public final class GpioRequest implements AutoCloseable {
         checkMask("GPIO set values", mask);
         file.lock().lock();
         try {
-            file.fd("GPIO set values");
+            int fd = file.fd("GPIO set values");
             values.set(JAVA_LONG, GpioUapi.VALUES_BITS, bits & mask);
             values.set(JAVA_LONG, GpioUapi.VALUES_MASK, mask);
-            file.ioctl("GPIO set values", GpioUapi.V2_LINE_SET_VALUES, values);
+            valuesIoctl(fd, "GPIO set values", GpioUapi.V2_LINE_SET_VALUES);
         } finally {
             file.lock().unlock();
         }

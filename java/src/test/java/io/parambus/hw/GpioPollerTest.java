@@ -350,7 +350,10 @@ class GpioPollerTest {
             GpioEventPoller.start().close();
         }
         assertFalse(pollerThreadsAlive());
-        assertEquals(fds0, openFds(), "open descriptors");
+        // A descriptor or thread per request would show 2000; allow the odd one of another
+        // test's background activity in this JVM.
+        long fds1 = openFds();
+        assertTrue(fds1 <= fds0 + 2, "open descriptors " + fds0 + " -> " + fds1);
         assertTrue(platformThreads() <= threads0 + 2, "platform threads " + threads0 + " -> " + platformThreads());
     }
 }

@@ -84,6 +84,22 @@ public class GpioTest implements AutoCloseable {
         }
     }
 
+    /** tracefs, automounted under debugfs (the kernel has CONFIG_EVENT_TRACING and gpiolib's trace events). */
+    static final String TRACING = "/sys/kernel/debug/tracing";
+
+    /** The global GPIO number of line 0 of a gpio-sim chip (the gpio_value trace event names lines by it). */
+    static int gpioBase(String label) throws Exception {
+        try (var dirs = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/sys/class/gpio"),
+                "gpiochip*")) {
+            for (var d : dirs) {
+                if (Kenv.read(d.resolve("label").toString()).equals(label)) {
+                    return Integer.parseInt(Kenv.read(d.resolve("base").toString()));
+                }
+            }
+        }
+        throw new IllegalStateException("no /sys/class/gpio/gpiochip* labelled " + label);
+    }
+
     static GpioLineSettings in(Edge edge) {
         return GpioLineSettings.input().edge(edge).build();
     }
@@ -162,11 +178,14 @@ public class GpioTest implements AutoCloseable {
 
     /**
      * Pi4J: "an output configured to start high was first driven low". The lines are
-     * pulled up before the request (gpio-sim reads 1), so a low glitch is visible: a
-     * thread reads gpio-sim's value of the lines requested high in a tight loop during
-     * the request, and a chip watching line 2 sees it requested as an output in one step
-     * (no reconfiguration after). The values right after the request, before any set,
-     * are the requested ones.
+     * pulled up before the request (gpio-sim reads 1), so a low glitch would be visible:
+     * the kernel's gpio_value trace event records every level gpiolib sets, and each line
+     * gets exactly one, its requested level, from the request ioctl itself (a request
+     * driving low and a set driving high after would record two); a thread reads
+     * gpio-sim's value of the lines requested high in a tight loop during the request; a
+     * chip watching line 2 sees it requested as an output in one step (no
+     * reconfiguration after); the values right after the request, before any set, are
+     * the requested ones.
      */
     @VmSuite.Case
     public void output_requested_high_is_never_low() throws Exception {
@@ -195,6 +214,9 @@ public class GpioTest implements AutoCloseable {
                 }
             });
             check(sampling.await(10, TimeUnit.SECONDS), "the sampler did not start");
+            // The kernel's own record of every level gpiolib sets: the gpio_value trace event.
+            Kenv.write(TRACING + "/events/gpio/gpio_value/enable", "1");
+            Kenv.write(TRACING + "/trace", ""); // truncating clears it
             GpioRequestConfig config = GpioRequestConfig.builder().line(2, out(true)).line(5, out(false))
                     .line(9, out(true)).line(14, GpioLineSettings.output(false).activeLow(true).build()).build();
             try (GpioRequest req = chip.request(config)) {
@@ -203,6 +225,21 @@ public class GpioTest implements AutoCloseable {
                 equal(0, sim.value(5), "line 5 (requested low)");
                 equal(1, sim.value(9), "line 9 (requested high)");
                 equal(1, sim.value(14), "line 14 (active-low, logical 0 = high)");
+                String trace = Kenv.read(TRACING + "/trace");
+                Kenv.write(TRACING + "/events/gpio/gpio_value/enable", "0");
+                int base = gpioBase(SIM0);
+                int[] raw = {1, 0, 1, 1};
+                for (int i = 0; i < 4; i++) {
+                    List<String> sets = new ArrayList<>();
+                    for (String line : trace.split("\n")) {
+                        int at = line.indexOf("gpio_value: " + (base + offs[i]) + " set ");
+                        if (at >= 0) {
+                            sets.add(line.substring(at + 12));
+                        }
+                    }
+                    equal(List.of((base + offs[i]) + " set " + raw[i]), sets,
+                            "levels gpiolib set on line " + offs[i] + " (the request itself, once)");
+                }
                 equal(0b0101L, req.getValues(), "logical values");
                 Thread.sleep(50);
                 stop.set(true);
@@ -218,6 +255,7 @@ public class GpioTest implements AutoCloseable {
             } finally {
                 stop.set(true);
                 sampler.join();
+                Kenv.write(TRACING + "/events/gpio/gpio_value/enable", "0");
             }
         }
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <poll.h>
 
 #define SIZE(t) printf(#t "_size %zu\n", sizeof(struct t))
@@ -38,6 +39,82 @@ static void sys(void)
 static void gpio(void)
 {
 	/* gpio: the GPIO character device v2 (linux/gpio.h) */
+	NUM(GPIO_MAX_NAME_SIZE);
+	NUM(GPIO_V2_LINES_MAX);
+	NUM(GPIO_V2_LINE_NUM_ATTRS_MAX);
+	SIZE(gpiochip_info);
+	OFF(gpiochip_info, name);
+	OFF(gpiochip_info, label);
+	OFF(gpiochip_info, lines);
+	SIZE(gpio_v2_line_attribute);
+	OFF(gpio_v2_line_attribute, id);
+	OFF(gpio_v2_line_attribute, flags);
+	OFF(gpio_v2_line_attribute, values);
+	OFF(gpio_v2_line_attribute, debounce_period_us);
+	SIZE(gpio_v2_line_config_attribute);
+	OFF(gpio_v2_line_config_attribute, attr);
+	OFF(gpio_v2_line_config_attribute, mask);
+	SIZE(gpio_v2_line_config);
+	OFF(gpio_v2_line_config, flags);
+	OFF(gpio_v2_line_config, num_attrs);
+	OFF(gpio_v2_line_config, attrs);
+	SIZE(gpio_v2_line_request);
+	OFF(gpio_v2_line_request, offsets);
+	OFF(gpio_v2_line_request, consumer);
+	OFF(gpio_v2_line_request, config);
+	OFF(gpio_v2_line_request, num_lines);
+	OFF(gpio_v2_line_request, event_buffer_size);
+	OFF(gpio_v2_line_request, fd);
+	SIZE(gpio_v2_line_info);
+	OFF(gpio_v2_line_info, name);
+	OFF(gpio_v2_line_info, consumer);
+	OFF(gpio_v2_line_info, offset);
+	OFF(gpio_v2_line_info, num_attrs);
+	OFF(gpio_v2_line_info, flags);
+	OFF(gpio_v2_line_info, attrs);
+	SIZE(gpio_v2_line_info_changed);
+	OFF(gpio_v2_line_info_changed, info);
+	OFF(gpio_v2_line_info_changed, timestamp_ns);
+	OFF(gpio_v2_line_info_changed, event_type);
+	SIZE(gpio_v2_line_values);
+	OFF(gpio_v2_line_values, bits);
+	OFF(gpio_v2_line_values, mask);
+	SIZE(gpio_v2_line_event);
+	OFF(gpio_v2_line_event, timestamp_ns);
+	OFF(gpio_v2_line_event, id);
+	OFF(gpio_v2_line_event, offset);
+	OFF(gpio_v2_line_event, seqno);
+	OFF(gpio_v2_line_event, line_seqno);
+	NUM(GPIO_V2_LINE_FLAG_USED);
+	NUM(GPIO_V2_LINE_FLAG_ACTIVE_LOW);
+	NUM(GPIO_V2_LINE_FLAG_INPUT);
+	NUM(GPIO_V2_LINE_FLAG_OUTPUT);
+	NUM(GPIO_V2_LINE_FLAG_EDGE_RISING);
+	NUM(GPIO_V2_LINE_FLAG_EDGE_FALLING);
+	NUM(GPIO_V2_LINE_FLAG_OPEN_DRAIN);
+	NUM(GPIO_V2_LINE_FLAG_OPEN_SOURCE);
+	NUM(GPIO_V2_LINE_FLAG_BIAS_PULL_UP);
+	NUM(GPIO_V2_LINE_FLAG_BIAS_PULL_DOWN);
+	NUM(GPIO_V2_LINE_FLAG_BIAS_DISABLED);
+	NUM(GPIO_V2_LINE_FLAG_EVENT_CLOCK_REALTIME);
+	NUM(GPIO_V2_LINE_FLAG_EVENT_CLOCK_HTE);
+	NUM(GPIO_V2_LINE_ATTR_ID_FLAGS);
+	NUM(GPIO_V2_LINE_ATTR_ID_OUTPUT_VALUES);
+	NUM(GPIO_V2_LINE_ATTR_ID_DEBOUNCE);
+	NUM(GPIO_V2_LINE_EVENT_RISING_EDGE);
+	NUM(GPIO_V2_LINE_EVENT_FALLING_EDGE);
+	NUM(GPIO_V2_LINE_CHANGED_REQUESTED);
+	NUM(GPIO_V2_LINE_CHANGED_RELEASED);
+	NUM(GPIO_V2_LINE_CHANGED_CONFIG);
+	NUM(GPIO_GET_CHIPINFO_IOCTL);
+	NUM(GPIO_GET_LINEINFO_UNWATCH_IOCTL);
+	NUM(GPIO_V2_GET_LINEINFO_IOCTL);
+	NUM(GPIO_V2_GET_LINEINFO_WATCH_IOCTL);
+	NUM(GPIO_V2_GET_LINE_IOCTL);
+	NUM(GPIO_V2_LINE_SET_CONFIG_IOCTL);
+	NUM(GPIO_V2_LINE_GET_VALUES_IOCTL);
+	NUM(GPIO_V2_LINE_SET_VALUES_IOCTL);
+	NUM(FIONBIO);
 }
 
 static void i2c(void)

@@ -643,4 +643,42 @@ public final class Native {
             throw unexpected(t);
         }
     }
+
+    // ---- GPIO (io.parambus.hw.Gpio*): the calls only the GPIO layer and its tests use ----
+
+    private static final MethodHandle PIPE2 = function("pipe2",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), CAPTURE_ERRNO);
+    private static final MethodHandle IOCTL_PTR_NO_ERRNO = function("ioctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2));
+
+    /**
+     * {@code ioctl(fd, request, arg)} without capturing errno: the result, or -1 on
+     * failure (errno lost). Why: the linker's errno capture allocates (40 bytes a call on
+     * JDK 25) unless the caller is compiled by C2, whose escape analysis removes it; code
+     * run by the interpreter or C1 (before C2 compiles it, or on a JVM limited to C1 such
+     * as the test VM's) would allocate on every call. GPIO get and set call this first and,
+     * only if it fails, the same ioctl again through {@link #ioctl(int, long, MemorySegment,
+     * MemorySegment)} to learn the errno: safe for ioctls that change nothing when they
+     * fail and are idempotent when they succeed (GPIO_V2_LINE_GET_VALUES/SET_VALUES).
+     */
+    public static int ioctlNoErrno(int fd, long request, MemorySegment arg) {
+        try {
+            return (int) IOCTL_PTR_NO_ERRNO.invokeExact(fd, request, arg);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /**
+     * {@code pipe2(fds, flags)}: the read and write ends as two ints at {@code fds}
+     * (8 bytes of the caller's native memory); 0, or -errno. The GPIO tests feed the
+     * kernel's 48-byte event records through a pipe adopted as a request's descriptor.
+     */
+    public static int pipe2(MemorySegment fds, int flags, MemorySegment capture) {
+        try {
+            return result((int) PIPE2.invokeExact(capture, fds, flags), capture);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
 }

@@ -67,6 +67,7 @@ public class ExampleTest {
         long end = System.nanoTime() + 20_000_000_000L;
         while (true) {
             try (ParamTable t = ParamTable.open(INSTANCE)) {
+                VmSuite.check(t.index("output_enable") >= 0, "psu.pbs has no output_enable");
                 return;
             } catch (RuntimeException e) {
                 if (System.nanoTime() > end) {
@@ -126,7 +127,7 @@ public class ExampleTest {
     }
 
     private static void pbusSet(String param, String value) throws Exception {
-        Process p = new ProcessBuilder("/usr/bin/pbus", "-i", INSTANCE, "set", param, value)
+        Process p = new ProcessBuilder("/usr/bin/pbus", "-i", INSTANCE, "set", param + "=" + value)
                 .redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         VmSuite.check(p.waitFor(20, TimeUnit.SECONDS) && p.exitValue() == 0, "pbus set %s %s failed: %s", param,

@@ -67,6 +67,12 @@ RATIOS = {
     "java_gpio_set_vs_raw_ioctl": ("gpio_set", "raw_ioctl", "java"),
     "java_spi_prepared_vs_raw_ioctl": ("spi_24b", "raw_ioctl", "java"),
     "java_smbus_byte_vs_raw_ioctl": ("smbus_byte", "raw_ioctl", "java"),
+    # The bounds: a bare FFM downcall of the same ioctl (no API around it), and one
+    # linked critical (no thread-state transition), against C's bare ioctl.
+    "java_raw_gpio_set_vs_c_raw_ioctl": ("gpio_set", "raw_ioctl", "java_raw"),
+    "java_raw_critical_gpio_set_vs_c_raw_ioctl": ("gpio_set", "raw_ioctl", "java_raw_critical"),
+    "java_raw_smbus_byte_vs_c_raw_ioctl": ("smbus_byte", "raw_ioctl", "java_raw"),
+    "java_raw_spi_vs_c_raw_ioctl": ("spi_24b", "raw_ioctl", "java_raw"),
 }
 TARGETS = {
     "java_gpio_set_vs_c_gpio_set": ">= 0.8",
@@ -126,7 +132,8 @@ def run_keys(raw):
     for k, (op, cw, jw) in RATIOS.items():
         a, b = ns(c, op, cw), ns(j, op, jw)
         keys[k] = round(a / b, 3) if a and b else None
-    for k in ("edge_p50_us", "edge_p99_us", "edge_mean_us", "edge_stdev_us", "edges_lost"):
+    for k in ("edge_p50_us", "edge_p99_us", "edge_mean_us", "edge_stdev_us", "edges_lost",
+              "edge_direct_p50_us", "edge_direct_p99_us", "edges_per_s"):
         keys["java_" + k] = float(j[k]) if k in j else None
     for k in ("edge_roundtrip_median_us", "edge_roundtrip_p99_us"):
         keys["c_" + k] = float(c[k]) if k in c else None

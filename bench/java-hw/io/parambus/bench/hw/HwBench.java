@@ -37,20 +37,26 @@ import java.util.concurrent.atomic.AtomicLong;
  * Every operation is timed exactly as bench-hw.c times it: a warm-up of a tenth
  * of the iterations, then ROUNDS rounds of ITERATIONS calls per contender, the
  * contenders interleaved with the order rotating each round, a contender's figure
- * the median of its rounds' ns per call. Contenders: {@code java}, the
+ * the median of its rounds' ns per call; the warm-up, though, runs until the JIT is
+ * done (see warmUp: the JVM's compilers share the VM's one CPU). Contenders: {@code java}, the
  * io.parambus.hw API; {@code java_raw}, the same ioctl through a bare FFM downcall
  * on a descriptor opened (for GPIO: a line requested) by hand, its struct built
- * once (the floor of any FFM binding). The operations and devices are bench-hw.c's: GPIO set (pbus-sim0 line
+ * once (the floor of any FFM binding); for GPIO set also {@code java_raw_critical}, the
+ * same linked as a critical downcall (the floor without the JVM's thread-state
+ * transition, which the binding does not use). The operations and devices are bench-hw.c's: GPIO set (pbus-sim0 line
  * 0) and get (line 3), a 24-byte SPI transfer prepared once (/dev/spidev0.0), an
  * SMBus receive-byte from i2c-stub's chip 0x50. After the rounds, the bytes the
  * thread allocated per call of the {@code java} contender over ITERATIONS more calls.
  *
- * <p>Then the edge round trip: EDGES times, the pull of pbus-sim0 line 5 is written
- * (sysfs, through a descriptor opened once) and the time until a listener on the
- * event poller runs is taken; median, p99, mean and standard deviation in µs. Then
+ * <p>Then the edge round trip: EDGES times (after as many for warm-up), the pull of
+ * pbus-sim0 line 5 is written (sysfs, through a descriptor opened once) and the time
+ * until a listener on the event poller runs is taken; median, p99, mean and standard
+ * deviation in µs; with the poller's default executor (virtual threads) and again with
+ * the listener run on the poller's thread. Then
  * STORM edges on 8 lines at once (lines 8–15, one listener each, a virtual-thread
- * executor): the lines are driven in turn and every listener counts its events;
- * lost = expected − received, with the poller's own loss count beside it.
+ * executor, the kernel's buffer at 1024 events): the lines are driven in turn, at most
+ * 512 edges ahead of the listeners, and every listener counts its events; lost =
+ * expected − received, with the poller's own loss count beside it.
  *
  * <p>Output: {@code bench KEY VALUE} lines (as bench-hw.c's) and one {@code ok}/
  * {@code not ok} line per operation (the harness protocol).
@@ -76,11 +82,7 @@ public final class HwBench {
 
     private static void runContenders(String opName, Contender... c) {
         try {
-            for (Contender k : c) {
-                for (long i = 0; i < iters / 10 + 1; i++) {
-                    k.op.run(i);
-                }
-            }
+            warmUp(opName, c);
             double[][] ns = new double[c.length][rounds];
             for (int round = 0; round < rounds; round++) {
                 for (int j = 0; j < c.length; j++) {
@@ -107,6 +109,37 @@ public final class HwBench {
             System.out.println("ok " + opName);
         } catch (RuntimeException e) {
             System.out.println("not ok " + opName + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Runs the contenders in turn, half a second each, until the JIT has compiled nothing
+     * during a whole turn (after at least three turns; at most two minutes): the figures
+     * are the compiled code's, as JMH's warm-up makes them, and not the interpreter's or a
+     * compiler's running on the VM's one CPU beside the loop.
+     */
+    private static void warmUp(String opName, Contender... c) {
+        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long start = System.nanoTime(), calls = 0;
+        long before = jit.getTotalCompilationTime();
+        for (int turn = 1;; turn++) {
+            for (Contender k : c) {
+                long end = System.nanoTime() + 500_000_000L;
+                for (long i = 0; System.nanoTime() < end; i++) {
+                    for (int j = 0; j < 100; j++) {
+                        k.op.run(i * 100 + j);
+                    }
+                    calls += 100;
+                }
+            }
+            long now = jit.getTotalCompilationTime();
+            boolean quiet = now == before;
+            before = now;
+            if ((quiet && turn >= 3) || System.nanoTime() - start > 120_000_000_000L) {
+                System.out.printf("bench warmup.%s %d calls, %d turns, %.1f s, JIT %s%n", opName, calls, turn,
+                        (System.nanoTime() - start) / 1e9, quiet ? "quiet" : "still compiling");
+                return;
+            }
         }
     }
 
@@ -163,6 +196,28 @@ public final class HwBench {
         }
     }
 
+    /**
+     * ioctl linked as a critical downcall (no thread-state transition: the JVM cannot reach
+     * a safepoint during the call), for the floor contender {@code java_raw_critical} only:
+     * the binding itself never links a system call so, since some GPIO chips (I2C
+     * expanders) sleep in their set and get.
+     */
+    @SuppressWarnings("restricted")
+    private static final java.lang.invoke.MethodHandle IOCTL_CRITICAL = java.lang.foreign.Linker.nativeLinker()
+            .downcallHandle(java.lang.foreign.Linker.nativeLinker().defaultLookup().find("ioctl").orElseThrow(),
+                    java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
+                            ValueLayout.JAVA_LONG, ValueLayout.ADDRESS),
+                    java.lang.foreign.Linker.Option.firstVariadicArg(2),
+                    java.lang.foreign.Linker.Option.critical(false));
+
+    private static int ioctlCritical(int fd, long request, MemorySegment arg) {
+        try {
+            return (int) IOCTL_CRITICAL.invokeExact(fd, request, arg);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     private static void gpio(Arena arena) throws IOException, Native.Errno {
         String path = chipPath("pbus-sim0");
         // java_raw: requests made and driven by bare downcalls (GPIO_V2_LINE_FLAG_OUTPUT 8, INPUT 4).
@@ -191,7 +246,16 @@ public final class HwBench {
                 }
                 sink += values.get(ValueLayout.JAVA_LONG, 0);
             };
-            runContenders("gpio_set", new Contender("java_raw", rawSetOp), new Contender("java", javaSet));
+            MemorySegment cvalues = arena.allocate(16, 8);
+            Op criticalSetOp = i -> {
+                cvalues.set(ValueLayout.JAVA_LONG, 0, i & 1);
+                cvalues.set(ValueLayout.JAVA_LONG, 8, 1);
+                if (ioctlCritical(setFd, GPIO_SET, cvalues) < 0) {
+                    throw new IllegalStateException("raw critical GPIO set failed");
+                }
+            };
+            runContenders("gpio_set", new Contender("java_raw", rawSetOp), new Contender("java", javaSet),
+                    new Contender("java_raw_critical", criticalSetOp));
             runContenders("gpio_get", new Contender("java_raw", rawGetOp), new Contender("java", javaGet));
             allocation("gpio_set", javaSet);
             allocation("gpio_get", javaGet);
@@ -209,7 +273,7 @@ public final class HwBench {
 
     private static void spi(Arena arena) throws Native.Errno {
         try (SpiDevice dev = SpiDevice.open("/dev/spidev0.0");
-                SpiPreparedMessage m = dev.prepare(SpiTransfer.duplex(SPI_LEN).build())) {
+                SpiPreparedMessage m = dev.prepare(SpiTransfer.duplex(SPI_LEN))) {
             byte[] tx = new byte[SPI_LEN];
             for (int i = 0; i < SPI_LEN; i++) {
                 tx[i] = (byte) (0xa0 + i);
@@ -281,13 +345,23 @@ public final class HwBench {
 
     // ---- edges ----
 
-    private static void edgeRoundTrip(int n) throws Exception {
-        final int line = 5, warm = 20;
+    /**
+     * The edge round trip with the poller's listeners on executor (null: the poller's
+     * default, a virtual thread per task); keys named prefix_p50_us etc. A warm-up of
+     * as many edges as are measured comes first (the JIT compiles the path meanwhile).
+     */
+    private static void edgeRoundTrip(int n, String prefix, java.util.concurrent.Executor executor)
+            throws Exception {
+        final int line = 5, warm = n;
         BlockingQueue<Long> arrivals = new ArrayBlockingQueue<>(4);
+        GpioEventPoller.Builder pb = GpioEventPoller.builder();
+        if (executor != null) {
+            pb.executor(executor);
+        }
         try (GpioChip chip = GpioChip.open(chipPath("pbus-sim0"));
                 GpioRequest req = chip.request(GpioRequestConfig.builder().line(line, GpioLineSettings.input()
                         .edge(GpioLineSettings.Edge.BOTH).build()).consumer("bench-edge").build());
-                GpioEventPoller poller = GpioEventPoller.start();
+                GpioEventPoller poller = pb.start();
                 RandomAccessFile pull = new RandomAccessFile(pullPath("pbus-sim0", line), "rw")) {
             poller.listen(req, e -> arrivals.add(System.nanoTime()));
             byte[] up = "pull-up".getBytes(StandardCharsets.US_ASCII);
@@ -299,7 +373,8 @@ public final class HwBench {
                 pull.write((i & 1) == 0 ? up : down);
                 Long t1 = arrivals.poll(5, TimeUnit.SECONDS);
                 if (t1 == null) {
-                    System.out.println("not ok edge_roundtrip: edge " + i + " did not reach the listener in 5 s");
+                    System.out.println("not ok " + prefix + "_roundtrip: edge " + i
+                            + " did not reach the listener in 5 s");
                     return;
                 }
                 if (i >= warm) {
@@ -309,14 +384,17 @@ public final class HwBench {
             double mean = Arrays.stream(us).average().orElse(0);
             double var = Arrays.stream(us).map(x -> (x - mean) * (x - mean)).sum() / (n - 1);
             Arrays.sort(us);
-            System.out.printf("bench edge_p50_us %.1f%n", us[n / 2]);
-            System.out.printf("bench edge_p99_us %.1f%n", us[n * 99 / 100]);
-            System.out.printf("bench edge_mean_us %.1f%n", mean);
-            System.out.printf("bench edge_stdev_us %.1f%n", Math.sqrt(var));
-            System.out.printf("bench edge_n %d%n", n);
-            System.out.println("ok edge_roundtrip");
+            System.out.printf("bench %s_p50_us %.1f%n", prefix, us[n / 2]);
+            System.out.printf("bench %s_p99_us %.1f%n", prefix, us[n * 99 / 100]);
+            System.out.printf("bench %s_mean_us %.1f%n", prefix, mean);
+            System.out.printf("bench %s_stdev_us %.1f%n", prefix, Math.sqrt(var));
+            System.out.printf("bench %s_n %d%n", prefix, n);
+            System.out.println("ok " + prefix + "_roundtrip");
         }
     }
+
+    /** How far the storm's driver may run ahead of the listeners. */
+    private static final int PACE = 512;
 
     /** STORM edges over lines 8..15 of pbus-sim0 at once, one listener per line on virtual threads. */
     private static void edgeStorm(int storm) throws Exception {
@@ -329,7 +407,8 @@ public final class HwBench {
         CountDownLatch done = new CountDownLatch(1);
         try (GpioChip chip = GpioChip.open(chipPath("pbus-sim0"));
                 GpioRequest req = chip.request(GpioRequestConfig.builder().lines(GpioLineSettings.input()
-                        .edge(GpioLineSettings.Edge.BOTH).build(), offsets).consumer("bench-storm").build());
+                        .edge(GpioLineSettings.Edge.BOTH).build(), offsets).consumer("bench-storm")
+                        .eventBufferSize(1024).build());
                 GpioEventPoller poller = GpioEventPoller.builder()
                         .executor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()).start()) {
             RandomAccessFile[] pulls = new RandomAccessFile[lines];
@@ -346,6 +425,12 @@ public final class HwBench {
             long t0 = System.nanoTime();
             try {
                 for (int i = 0; i < storm; i++) {
+                    // Paced: at most PACE edges ahead of the listeners (the kernel keeps 1024 for
+                    // the request). The VM's one CPU writes sysfs pulls faster than any consumer
+                    // sharing it takes the events in; real inputs come at the wire's rate.
+                    while (i - received.get() > PACE) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+                    }
                     int k = i % lines;
                     boolean rising = (i / lines) % 2 == 0;
                     pulls[k].seek(0);
@@ -386,7 +471,9 @@ public final class HwBench {
             spi(arena);
             smbus(arena);
         }
-        edgeRoundTrip(edges);
+        edgeRoundTrip(edges, "edge", null);
+        // The same with the listener run on the poller's own thread (no hand-over).
+        edgeRoundTrip(edges, "edge_direct", Runnable::run);
         edgeStorm(storm);
         System.out.flush();
     }

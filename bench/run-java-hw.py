@@ -26,6 +26,9 @@ C's figure divided by Java's (higher is better for Java). The keys are merged
 into build/bench/java.json (the JMH part of bench/run-java.py keeps its own
 keys there), with the per-run figures under "hardware".
 
+PBUS_BENCH_JVM_FLAGS (environment): more options for the Java program's JVM,
+for experiments (e.g. "-XX:-UsePerfData"); the figures name them.
+
 Exit status 0, or 1 if a program failed to build or run; speed figures never
 fail. Python 3 standard library only.
 """
@@ -115,9 +118,12 @@ def parse(out):
         if not line.startswith("# kernel/"):
             continue
         head, _, payload = line.partition(": ")
+        binary = head[len("# kernel/"):]
         if payload.startswith("bench "):
             _, key, value = payload.split(" ", 2)
-            raw.setdefault(head[len("# kernel/"):], {})[key] = value
+            raw.setdefault(binary, {})[key] = value
+        elif payload.startswith("# "):  # the programs' own notes (e.g. the slowest edges)
+            raw.setdefault(binary, {}).setdefault("notes", []).append(payload[2:])
     return raw, failures
 
 
@@ -133,7 +139,8 @@ def run_keys(raw):
         a, b = ns(c, op, cw), ns(j, op, jw)
         keys[k] = round(a / b, 3) if a and b else None
     for k in ("edge_p50_us", "edge_p99_us", "edge_mean_us", "edge_stdev_us", "edges_lost",
-              "edge_direct_p50_us", "edge_direct_p99_us", "edges_per_s"):
+              "edge_direct_p50_us", "edge_direct_p99_us", "edge_blocking_p50_us", "edge_blocking_p99_us",
+              "edges_per_s"):
         keys["java_" + k] = float(j[k]) if k in j else None
     for k in ("edge_roundtrip_median_us", "edge_roundtrip_p99_us"):
         keys["c_" + k] = float(c[k]) if k in c else None
@@ -165,7 +172,8 @@ def main():
     jprog = build.Program("bench-java-hw", None, "java")
     # The users' JIT (C2), not the C1-only default of the harness's test programs:
     # C1 leaves a 40-byte slice per errno-capturing downcall that C2 removes.
-    jprog.extra = ["-XX:TieredStopAtLevel=4", JAVA_MAIN, str(iters), str(rounds), str(edges), str(storm)]
+    jprog.extra = (["-XX:TieredStopAtLevel=4"] + os.environ.get("PBUS_BENCH_JVM_FLAGS", "").split()
+                   + [JAVA_MAIN, str(iters), str(rounds), str(edges), str(storm)])
     jprog.timeout = 900
     runner = build.Program("pbus-guest-run", "tests/kernel/guest/pbus-guest-run.c", "runner")
     build.build_programs([runner, cprog], kernel.cache, log)
@@ -221,6 +229,7 @@ def main():
         "mode": "quick" if args.quick else "full",
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "vm": "qemu TCG -cpu max, 1 vCPU (tests/kernel harness); absolute times meaningless, ratios only",
+        "jvm_options": jprog.extra[:jprog.extra.index(JAVA_MAIN)],
         "iterations": iters, "rounds": rounds, "edges": edges, "edge_storm": storm, "runs": runs_n,
         "pi4j_listener_figure": PI4J_LISTENER_MS,
         "keys": keys, "spread_over_runs": spread, "per_run": per_run, "raw": raws,

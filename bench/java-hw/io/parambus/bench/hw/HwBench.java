@@ -352,7 +352,8 @@ public final class HwBench {
      */
     private static void edgeRoundTrip(int n, String prefix, java.util.concurrent.Executor executor)
             throws Exception {
-        final int line = 5, warm = n;
+        final int line = 5;
+        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         BlockingQueue<Long> arrivals = new ArrayBlockingQueue<>(4);
         GpioEventPoller.Builder pb = GpioEventPoller.builder();
         if (executor != null) {
@@ -367,7 +368,30 @@ public final class HwBench {
             byte[] up = "pull-up".getBytes(StandardCharsets.US_ASCII);
             byte[] down = "pull-down".getBytes(StandardCharsets.US_ASCII);
             double[] us = new double[n];
-            for (int i = 0; i < n + warm; i++) {
+            // Warm-up: blocks of 100 edges until the JIT compiled nothing during one (at
+            // least 3 blocks, at most 60 s), then the n measured edges.
+            long jitBefore = jit.getTotalCompilationTime(), warmStart = System.nanoTime();
+            int warm = 0;
+            for (int block = 1;; block++) {
+                for (int i = 0; i < 100; i++, warm++) {
+                    pull.seek(0);
+                    pull.write((warm & 1) == 0 ? up : down);
+                    if (arrivals.poll(5, TimeUnit.SECONDS) == null) {
+                        System.out.println("not ok " + prefix + "_roundtrip: warm-up edge " + warm
+                                + " did not reach the listener in 5 s");
+                        return;
+                    }
+                }
+                long now = jit.getTotalCompilationTime();
+                boolean quiet = now == jitBefore;
+                jitBefore = now;
+                if ((quiet && block >= 3) || System.nanoTime() - warmStart > 60_000_000_000L) {
+                    System.out.printf("bench warmup.%s %d edges, JIT %s%n", prefix, warm,
+                            quiet ? "quiet" : "still compiling");
+                    break;
+                }
+            }
+            for (int i = warm; i < n + warm; i++) {
                 long t0 = System.nanoTime();
                 pull.seek(0);
                 pull.write((i & 1) == 0 ? up : down);
@@ -381,6 +405,16 @@ public final class HwBench {
                     us[i - warm] = (t1 - t0) / 1e3;
                 }
             }
+            StringBuilder worst = new StringBuilder("# " + prefix + " slowest (index: us):");
+            Integer[] order = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                order[i] = i;
+            }
+            Arrays.sort(order, (a, b) -> Double.compare(us[b], us[a]));
+            for (int i = 0; i < Math.min(8, n); i++) {
+                worst.append(String.format(" %d: %.0f", order[i], us[order[i]]));
+            }
+            System.out.println(worst);
             double mean = Arrays.stream(us).average().orElse(0);
             double var = Arrays.stream(us).map(x -> (x - mean) * (x - mean)).sum() / (n - 1);
             Arrays.sort(us);
@@ -390,6 +424,42 @@ public final class HwBench {
             System.out.printf("bench %s_stdev_us %.1f%n", prefix, Math.sqrt(var));
             System.out.printf("bench %s_n %d%n", prefix, n);
             System.out.println("ok " + prefix + "_roundtrip");
+        }
+    }
+
+    /**
+     * The edge round trip without the poller: the measuring thread itself waits for the
+     * event with GpioRequest.readEvents (poll and read on its descriptor), as bench-hw.c
+     * does in C: no other thread, no hand-over. The bound of any listener design here.
+     */
+    private static void edgeRoundTripBlocking(int n) throws Exception {
+        final int line = 5;
+        try (GpioChip chip = GpioChip.open(chipPath("pbus-sim0"));
+                GpioRequest req = chip.request(GpioRequestConfig.builder().line(line, GpioLineSettings.input()
+                        .edge(GpioLineSettings.Edge.BOTH).build()).consumer("bench-edge").build());
+                io.parambus.hw.GpioEventBuffer buf = new io.parambus.hw.GpioEventBuffer(16);
+                RandomAccessFile pull = new RandomAccessFile(pullPath("pbus-sim0", line), "rw")) {
+            byte[] up = "pull-up".getBytes(StandardCharsets.US_ASCII);
+            byte[] down = "pull-down".getBytes(StandardCharsets.US_ASCII);
+            java.time.Duration limit = java.time.Duration.ofSeconds(5);
+            double[] us = new double[n];
+            for (int i = 0; i < 2 * n; i++) {  // the first n warm up
+                long t0 = System.nanoTime();
+                pull.seek(0);
+                pull.write((i & 1) == 0 ? up : down);
+                if (req.readEvents(buf, limit) != 1) {
+                    System.out.println("not ok edge_blocking_roundtrip: edge " + i + " not read in 5 s");
+                    return;
+                }
+                long t1 = System.nanoTime();
+                if (i >= n) {
+                    us[i - n] = (t1 - t0) / 1e3;
+                }
+            }
+            Arrays.sort(us);
+            System.out.printf("bench edge_blocking_p50_us %.1f%n", us[n / 2]);
+            System.out.printf("bench edge_blocking_p99_us %.1f%n", us[n * 99 / 100]);
+            System.out.println("ok edge_blocking_roundtrip");
         }
     }
 
@@ -474,6 +544,7 @@ public final class HwBench {
         edgeRoundTrip(edges, "edge", null);
         // The same with the listener run on the poller's own thread (no hand-over).
         edgeRoundTrip(edges, "edge_direct", Runnable::run);
+        edgeRoundTripBlocking(edges);
         edgeStorm(storm);
         System.out.flush();
     }

@@ -58,7 +58,8 @@ import fetch  # noqa: E402
 import hoststat  # noqa: E402  (bench/hoststat.py)
 
 C_SRC = "bench/hw/bench-hw.c"
-JAVA_SRC = "bench/java-hw"
+# The Java program's sources (bench/java-hw) are in the guest's jar of every kernel run
+# (tests/kernel/build.py, JAVA_SOURCES).
 JAVA_MAIN = "io.parambus.bench.hw.HwBench"
 
 # key: (operation, C contender, Java contender); value = C ns / Java ns.
@@ -182,7 +183,7 @@ def main():
             log(p.error)
             return 1
     try:
-        java = (build.build_jre(kernel.cache, log), build.build_java_jar(kernel.cache, log, [JAVA_SRC]))
+        java = (build.build_jre(kernel.cache, log), build.build_java_jar(kernel.cache, log))
     except build.BuildError as e:
         log(str(e))
         return 1

@@ -286,8 +286,11 @@ def build_programs(progs, cache, progress):
 JRE_MODULES = ["java.base", "jdk.net", "java.management", "jdk.management"]
 GUEST_JRE = "/opt/jre"
 GUEST_JAR = "/opt/parambus/parambus-vm.jar"
-# Directories or single files; PsuGpioBridge is the Java hardware example, run by ExampleTest.
-JAVA_SOURCES = ["java/src/main/java", "tests/kernel/java", "examples/psu/java/PsuGpioBridge.java"]
+# Directories or single files; PsuGpioBridge is the Java hardware example, run by ExampleTest;
+# bench/java-hw is the Java side of bench/run-java-hw.py (compiled here too, so that every
+# kernel run checks it still builds).
+JAVA_SOURCES = ["java/src/main/java", "tests/kernel/java", "examples/psu/java/PsuGpioBridge.java",
+                "bench/java-hw"]
 
 
 def java_home():

@@ -3,9 +3,6 @@ package io.parambus;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -24,37 +21,6 @@ import org.junit.jupiter.api.Test;
  * benchmarks.
  */
 class AllocationTest {
-    private static final Object BEAN;
-    private static final MethodHandle ALLOCATED;
-
-    static {
-        // Through public lookups: the module io.parambus does not read java.management.
-        try {
-            MethodHandles.Lookup l = MethodHandles.publicLookup();
-            Class<?> factory = Class.forName("java.lang.management.ManagementFactory");
-            Class<?> bean = Class.forName("java.lang.management.ThreadMXBean");
-            Class<?> sunBean = Class.forName("com.sun.management.ThreadMXBean");
-            BEAN = l.findStatic(factory, "getThreadMXBean", MethodType.methodType(bean)).invoke();
-            ALLOCATED = l.findVirtual(sunBean, "getCurrentThreadAllocatedBytes", MethodType.methodType(long.class))
-                    .asType(MethodType.methodType(long.class, Object.class));
-        } catch (Throwable e) {
-            throw new ExceptionInInitializerError(e);
-        }
-        // A method handle's first few hundred calls run through interpreted lambda forms,
-        // which allocate; call it until they are compiled, so that it allocates nothing.
-        for (int k = 0; k < 20_000; k++) {
-            allocated();
-        }
-    }
-
-    private static long allocated() {
-        try {
-            return (long) ALLOCATED.invokeExact(BEAN);
-        } catch (Throwable e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     private static final int READS = 1_000_000;
     private static long sink;
 
@@ -62,16 +28,16 @@ class AllocationTest {
     private static long allocatedBy(LongSupplier read, int n) {
         long overhead = Long.MAX_VALUE;
         for (int k = 0; k < 3; k++) {
-            long a = allocated();
-            long b = allocated();
+            long a = ThreadAllocation.bytes();
+            long b = ThreadAllocation.bytes();
             overhead = Math.min(overhead, b - a);
         }
         long s = 0;
-        long before = allocated();
+        long before = ThreadAllocation.bytes();
         for (int k = 0; k < n; k++) {
             s += read.getAsLong();
         }
-        long after = allocated();
+        long after = ThreadAllocation.bytes();
         sink += s;
         return after - before - overhead;
     }

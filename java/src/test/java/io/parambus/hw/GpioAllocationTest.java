@@ -2,9 +2,7 @@ package io.parambus.hw;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
+import io.parambus.ThreadAllocation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,35 +19,6 @@ import org.junit.jupiter.api.Test;
  * against gpio-sim.)
  */
 class GpioAllocationTest {
-    private static final Object BEAN;
-    private static final MethodHandle ALLOCATED;
-
-    static {
-        // Through public lookups: the module io.parambus does not read java.management.
-        try {
-            MethodHandles.Lookup l = MethodHandles.publicLookup();
-            Class<?> factory = Class.forName("java.lang.management.ManagementFactory");
-            Class<?> bean = Class.forName("java.lang.management.ThreadMXBean");
-            Class<?> sunBean = Class.forName("com.sun.management.ThreadMXBean");
-            BEAN = l.findStatic(factory, "getThreadMXBean", MethodType.methodType(bean)).invoke();
-            ALLOCATED = l.findVirtual(sunBean, "getCurrentThreadAllocatedBytes", MethodType.methodType(long.class))
-                    .asType(MethodType.methodType(long.class, Object.class));
-        } catch (Throwable e) {
-            throw new ExceptionInInitializerError(e);
-        }
-        for (int k = 0; k < 20_000; k++) {
-            allocated();
-        }
-    }
-
-    private static long allocated() {
-        try {
-            return (long) ALLOCATED.invokeExact(BEAN);
-        } catch (Throwable e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static long sink;
 
@@ -57,7 +26,7 @@ class GpioAllocationTest {
     private static long allocatedReading(PipeRequest p, GpioEventBuffer buf, long firstSeqno, int events) {
         p.writeEvents(firstSeqno, events);
         long s = 0;
-        long before = allocated();
+        long before = ThreadAllocation.bytes();
         for (int got = 0; got < events;) {
             int n = p.request.readEvents(buf, WAIT);
             for (int i = 0; i < n; i++) {
@@ -65,7 +34,7 @@ class GpioAllocationTest {
             }
             got += n;
         }
-        long after = allocated();
+        long after = ThreadAllocation.bytes();
         sink += s;
         return after - before;
     }

@@ -6,13 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.parambus.ThreadAllocation;
 import io.parambus.internal.Native;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -368,31 +366,6 @@ class UartPtyTest {
 
     // ---- allocation ----
 
-    private static final MethodHandle ALLOCATED;
-    private static final Object BEAN;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.publicLookup();
-            Class<?> factory = Class.forName("java.lang.management.ManagementFactory");
-            Class<?> bean = Class.forName("java.lang.management.ThreadMXBean");
-            Class<?> sunBean = Class.forName("com.sun.management.ThreadMXBean");
-            BEAN = l.findStatic(factory, "getThreadMXBean", MethodType.methodType(bean)).invoke();
-            ALLOCATED = l.findVirtual(sunBean, "getCurrentThreadAllocatedBytes", MethodType.methodType(long.class))
-                    .asType(MethodType.methodType(long.class, Object.class));
-        } catch (Throwable e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private static long allocated() {
-        try {
-            return (long) ALLOCATED.invokeExact(BEAN);
-        } catch (Throwable e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     @Test
     void readsAndWritesOfANativeSegmentAllocateNothing() {
         try (Arena a = Arena.ofConfined()) {
@@ -407,11 +380,11 @@ class UartPtyTest {
                 for (int k = 0; k < 20_000; k++) { // warm up
                     roundTrip(fd, out, in, master, capture, heap);
                 }
-                long before = allocated();
+                long before = ThreadAllocation.bytes();
                 for (int k = 0; k < 10_000; k++) {
                     roundTrip(fd, out, in, master, capture, heap);
                 }
-                bytes[round] = allocated() - before;
+                bytes[round] = ThreadAllocation.bytes() - before;
                 if (bytes[round] < 512) {
                     return;
                 }

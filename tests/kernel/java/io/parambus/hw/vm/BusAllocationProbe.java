@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
-import java.lang.management.MemoryMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -42,21 +40,6 @@ import java.util.function.IntSupplier;
  */
 public final class BusAllocationProbe {
     private BusAllocationProbe() {
-    }
-
-    private static final com.sun.management.ThreadMXBean THREADS =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
-
-    static long allocated() {
-        return THREADS.getCurrentThreadAllocatedBytes();
-    }
-
-    static long heapAfterGc() {
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-        }
-        return MEMORY.getHeapMemoryUsage().getUsed();
     }
 
     /** Runs call n times; throws if a result is wrong. Returns the elapsed ns. */
@@ -155,9 +138,9 @@ public final class BusAllocationProbe {
             long warmCalls = 0, batch = 10_000, lastAlloc = -1, lastNs = 1;
             long deadline = System.nanoTime() + 60_000_000_000L;
             while (System.nanoTime() < deadline) {
-                long a = allocated();
+                long a = Kenv.allocatedBytes();
                 lastNs = run(call, expected, batch);
-                lastAlloc = allocated() - a;
+                lastAlloc = Kenv.allocatedBytes() - a;
                 warmCalls += batch;
                 if (lastAlloc == 0) {
                     break;
@@ -165,26 +148,26 @@ public final class BusAllocationProbe {
             }
             double nsPerCall = (double) lastNs / batch;
             long n = Math.max(batch, Math.min(maxCalls, (long) (budgetS * 1e9 / nsPerCall)));
-            long heap0 = heapAfterGc();
+            long heap0 = Kenv.heapAfterGc();
             long rss0 = Kenv.rssKiB();
             long overhead = Long.MAX_VALUE;
             for (int k = 0; k < 3; k++) {
-                long a = allocated();
-                overhead = Math.min(overhead, allocated() - a);
+                long a = Kenv.allocatedBytes();
+                overhead = Math.min(overhead, Kenv.allocatedBytes() - a);
             }
             // Up to three runs of n calls: a run in which the JIT recompiles something may
             // allocate a few hundred bytes once (not per call); one clean run shows the path.
             long bytes = Long.MAX_VALUE, ns = 0;
             StringBuilder tries = new StringBuilder();
             for (int k = 0; k < 3 && bytes != 0; k++) {
-                long a0 = allocated();
+                long a0 = Kenv.allocatedBytes();
                 ns = run(call, expected, n);
-                long b = allocated() - a0 - overhead;
+                long b = Kenv.allocatedBytes() - a0 - overhead;
                 bytes = Math.min(bytes, b);
                 tries.append(k == 0 ? "" : ",").append(b);
             }
             long rss1 = Kenv.rssKiB();
-            long heap1 = heapAfterGc();
+            long heap1 = Kenv.heapAfterGc();
             System.out.printf("probe kind=%s calls=%d allocated=%d allocated_tries=%s warmup_calls=%d "
                     + "warmup_last_batch_allocated=%d ns_per_call=%.0f heap_before=%d heap_after=%d rss_before_kib=%d "
                     + "rss_after_kib=%d%n", kind, n, bytes, tries, warmCalls, lastAlloc, (double) ns / n, heap0, heap1,

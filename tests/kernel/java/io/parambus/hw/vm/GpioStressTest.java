@@ -13,7 +13,6 @@ import io.parambus.hw.GpioEventPoller;
 import io.parambus.hw.GpioLineSettings.Edge;
 import io.parambus.hw.GpioRequest;
 import io.parambus.hw.GpioRequestConfig;
-import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -31,9 +30,6 @@ public class GpioStressTest implements AutoCloseable {
         VmSuite.main(GpioStressTest.class, args);
     }
 
-    private static final com.sun.management.ThreadMXBean THREADS =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-
     @Override
     public void close() {
         GpioTest.bringBack(SIM1);
@@ -44,16 +40,6 @@ public class GpioStressTest implements AutoCloseable {
         }
     }
 
-    private static long heapAfterGc() {
-        Runtime rt = Runtime.getRuntime();
-        long used = Long.MAX_VALUE;
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-            used = Math.min(used, rt.totalMemory() - rt.freeMemory());
-        }
-        return used;
-    }
-
     private interface Calls {
         long run(int n);
     }
@@ -62,9 +48,9 @@ public class GpioStressTest implements AutoCloseable {
 
     /** Bytes this thread allocated over n calls. */
     private static long allocatedBy(Calls calls, int n) {
-        long before = THREADS.getCurrentThreadAllocatedBytes();
+        long before = Kenv.allocatedBytes();
         long s = calls.run(n);
-        long after = THREADS.getCurrentThreadAllocatedBytes();
+        long after = Kenv.allocatedBytes();
         sink += s;
         return after - before;
     }
@@ -136,7 +122,7 @@ public class GpioStressTest implements AutoCloseable {
                 if (i == warm) {
                     threads0 = Kenv.threads();
                     fds0 = Kenv.openFds();
-                    heap0 = heapAfterGc();
+                    heap0 = Kenv.heapAfterGc();
                     rss0 = Kenv.rssKiB();
                     t0 = System.nanoTime();
                 }
@@ -153,7 +139,7 @@ public class GpioStressTest implements AutoCloseable {
             }
             double ms = (System.nanoTime() - t0) / 1e6 / (total - warm);
             int threads1 = Kenv.threads(), fds1 = Kenv.openFds();
-            long heap1 = heapAfterGc(), rss1 = Kenv.rssKiB();
+            long heap1 = Kenv.heapAfterGc(), rss1 = Kenv.rssKiB();
             System.out.printf("# %d requests: %.2f ms each; threads %d -> %d, fds %d -> %d, heap after GC %d -> %d"
                     + " KiB, RSS %d -> %d KiB%n", total - warm, ms, threads0, threads1, fds0, fds1, heap0 / 1024,
                     heap1 / 1024, rss0, rss1);
@@ -290,9 +276,9 @@ public class GpioStressTest implements AutoCloseable {
             List<LineCounter> counters = listenToEach(poller, req, total);
             long[] heap0 = new long[1];
             long t0 = System.nanoTime();
-            long n = drive(sim, poller, counters, total, Long.MAX_VALUE, 15, 4000, () -> heap0[0] = heapAfterGc());
+            long n = drive(sim, poller, counters, total, Long.MAX_VALUE, 15, 4000, () -> heap0[0] = Kenv.heapAfterGc());
             double s = (System.nanoTime() - t0) / 1e9;
-            long heap1 = heapAfterGc();
+            long heap1 = Kenv.heapAfterGc();
             System.out.printf("# %d real events in %.1f s (%.0f events/s); heap after GC %d KiB after 4000, %d KiB"
                     + " at the end%n", n, s, n / s, heap0[0] / 1024, heap1 / 1024);
             check(n >= 20_000, "only %d events in 15 s", n);

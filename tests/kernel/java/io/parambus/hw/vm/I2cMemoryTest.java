@@ -38,16 +38,16 @@ public class I2cMemoryTest {
             for (int i = 0; i < 5_000; i++) {
                 d.smbusReadByteData(0x10);
             }
-            long heap0 = BusAllocationProbe.heapAfterGc();
-            long a0 = BusAllocationProbe.allocated();
+            long heap0 = Kenv.heapAfterGc();
+            long a0 = Kenv.allocatedBytes();
             for (int i = 0; i < n; i++) {
                 int v = d.smbusReadByteData(0x10);
                 if (v != 0x5c) {
                     throw new AssertionError("read " + v);
                 }
             }
-            long perCall = (BusAllocationProbe.allocated() - a0) / n;
-            long heap1 = BusAllocationProbe.heapAfterGc();
+            long perCall = (Kenv.allocatedBytes() - a0) / n;
+            long heap1 = Kenv.heapAfterGc();
             System.out.printf("# C1-only JVM: %d bytes allocated per call (the JDK's capture-state slice), heap after"
                     + " GC %+d bytes over %d calls%n", perCall, heap1 - heap0, n);
             VmSuite.check(heap1 - heap0 < 256 * 1024, "heap after GC grew by %d bytes", heap1 - heap0);

@@ -136,4 +136,23 @@ public final class Kenv {
         }
         throw new IllegalStateException("/proc/self/status has no " + name);
     }
+
+    private static final com.sun.management.ThreadMXBean THREAD_BEAN =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** The bytes the calling thread has allocated so far (its allocation counter). */
+    public static long allocatedBytes() {
+        return THREAD_BEAN.getCurrentThreadAllocatedBytes();
+    }
+
+    /** The heap in use after full collections (the least of three), in bytes. */
+    public static long heapAfterGc() {
+        Runtime rt = Runtime.getRuntime();
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            used = Math.min(used, rt.totalMemory() - rt.freeMemory());
+        }
+        return used;
+    }
 }

@@ -6,6 +6,7 @@
  * using the raw kernel interfaces only (no libparambus-hw), so that a broken
  * environment is reported as such instead of as failures of the library.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/gpio.h>
@@ -55,6 +56,39 @@ static void run(const char *name, int (*fn)(void))
 }
 
 /* ---- GPIO ------------------------------------------------------------- */
+
+/* tracefs under debugfs with gpiolib's events, and the sysfs GPIO class (each
+ * chip's global base): the Java GPIO tests watch output levels with the
+ * gpio_value trace event, which names lines by global number. */
+static int t_gpio_trace_and_sysfs(void)
+{
+	static const char *const labels[] = {"pbus-sim0", "pbus-sim1"};
+
+	CHECK(access("/sys/kernel/debug/tracing/events/gpio/gpio_value/enable", W_OK) == 0,
+	      "no writable tracing/events/gpio/gpio_value/enable: %s", strerror(errno));
+	for (size_t k = 0; k < 2; k++) {
+		DIR *d = opendir("/sys/class/gpio");
+		struct dirent *e;
+		int found = 0;
+
+		CHECK(d != NULL, "/sys/class/gpio: %s", strerror(errno));
+		while (!found && (e = readdir(d)) != NULL) {
+			char p[300], label[64], base[16];
+
+			if (strncmp(e->d_name, "gpiochip", 8) != 0)
+				continue;
+			snprintf(p, sizeof(p), "/sys/class/gpio/%s/label", e->d_name);
+			if (kenv_read_file(p, label, sizeof(label)) < 0)
+				continue;
+			label[strcspn(label, "\n")] = 0;
+			snprintf(p, sizeof(p), "/sys/class/gpio/%s/base", e->d_name);
+			found = !strcmp(label, labels[k]) && kenv_read_file(p, base, sizeof(base)) > 0;
+		}
+		closedir(d);
+		CHECK(found, "no /sys/class/gpio/gpiochip* labelled %s with a base", labels[k]);
+	}
+	return 0;
+}
 
 static int check_chip(const char *label, unsigned int lines, char prefix)
 {
@@ -643,6 +677,7 @@ int main(void)
 	run("gpio/pbus-sim1", t_gpio_sim1);
 	run("gpio/sim-input-and-edge", t_gpio_sim_input_and_edge);
 	run("gpio/sim-output", t_gpio_sim_output);
+	run("gpio/trace-and-sysfs", t_gpio_trace_and_sysfs);
 	run("gpio/hte-absent", t_gpio_hte_absent);
 	run("gpio/sim-remove", t_gpio_sim_remove);
 	run("i2c/stub", t_i2c_stub);

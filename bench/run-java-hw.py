@@ -76,6 +76,7 @@ RATIOS = {
     "java_raw_gpio_set_vs_c_raw_ioctl": ("gpio_set", "raw_ioctl", "java_raw"),
     "java_raw_critical_gpio_set_vs_c_raw_ioctl": ("gpio_set", "raw_ioctl", "java_raw_critical"),
     "java_raw_smbus_byte_vs_c_raw_ioctl": ("smbus_byte", "raw_ioctl", "java_raw"),
+    "java_raw_locked_smbus_byte_vs_c_raw_ioctl": ("smbus_byte", "raw_ioctl", "java_raw_locked"),
     "java_raw_spi_vs_c_raw_ioctl": ("spi_24b", "raw_ioctl", "java_raw"),
 }
 TARGETS = {

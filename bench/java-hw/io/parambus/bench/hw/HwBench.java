@@ -336,7 +336,19 @@ public final class HwBench {
                 }
                 sink += data.get(ValueLayout.JAVA_BYTE, 0);
             };
-            runContenders("smbus_byte", new Contender("java_raw", rawOp), new Contender("java", javaOp));
+            // The bare call inside a ReentrantLock, as the binding holds one around a device's
+            // scratch structs: what a thread-safe binding costs at least.
+            java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+            Op lockedOp = i -> {
+                lock.lock();
+                try {
+                    rawOp.run(i);
+                } finally {
+                    lock.unlock();
+                }
+            };
+            runContenders("smbus_byte", new Contender("java_raw", rawOp), new Contender("java", javaOp),
+                    new Contender("java_raw_locked", lockedOp));
             allocation("smbus_byte", javaOp);
         } finally {
             Native.close(fd);

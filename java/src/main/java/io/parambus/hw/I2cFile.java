@@ -36,6 +36,8 @@ final class I2cFile implements AutoCloseable {
     private final MemorySegment msgs;
     private final MemorySegment rdwr;
     private final MemorySegment smbusArgs;
+    /** What smbusArgs holds (read/write, command, size, data or not), -1 before the first call; under the lock. */
+    private long smbusArgsKey = -1;
     private final MemorySegment funcs;
     private MemorySegment staging;
     /** The functionality read at open (I2C_FUNCS), kept current by {@link #readFunctionality}. */
@@ -268,10 +270,16 @@ final class I2cFile implements AutoCloseable {
      * the lock and filled the union. address and command name the failure.
      */
     void smbus(String operation, int address, int readWrite, int command, int size, boolean withData) {
-        smbusArgs.set(JAVA_BYTE, I2cUapi.SMBUS_READ_WRITE, (byte) readWrite);
-        smbusArgs.set(JAVA_BYTE, I2cUapi.SMBUS_COMMAND, (byte) command);
-        smbusArgs.set(JAVA_INT, I2cUapi.SMBUS_SIZE, size);
-        smbusArgs.set(JAVA_LONG, I2cUapi.SMBUS_DATA_PTR, withData ? smbusData.address() : 0L);
+        // The kernel only reads the argument struct: write what differs from the last call
+        // (a loop of the same transfer then writes nothing here).
+        long key = (readWrite & 0xffL) | (command & 0xffL) << 8 | (size & 0xffffffffL) << 16 | (withData ? 1L << 48 : 0);
+        if (key != smbusArgsKey) {
+            smbusArgs.set(JAVA_BYTE, I2cUapi.SMBUS_READ_WRITE, (byte) readWrite);
+            smbusArgs.set(JAVA_BYTE, I2cUapi.SMBUS_COMMAND, (byte) command);
+            smbusArgs.set(JAVA_INT, I2cUapi.SMBUS_SIZE, size);
+            smbusArgs.set(JAVA_LONG, I2cUapi.SMBUS_DATA_PTR, withData ? smbusData.address() : 0L);
+            smbusArgsKey = key;
+        }
         int r = file.ioctlOrErrno(operation, I2cUapi.I2C_SMBUS, smbusArgs);
         if (r < 0) {
             throw new HwException(operation, file.path(), -r, String.format("address 0x%02x, command 0x%02x",

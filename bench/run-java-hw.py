@@ -142,6 +142,7 @@ def run_keys(raw):
         keys[k] = round(a / b, 3) if a and b else None
     for k in ("edge_p50_us", "edge_p99_us", "edge_mean_us", "edge_stdev_us", "edges_lost",
               "edge_direct_p50_us", "edge_direct_p99_us", "edge_blocking_p50_us", "edge_blocking_p99_us",
+              "edge_pool_p50_us", "edge_pool_p99_us",
               "edges_per_s"):
         keys["java_" + k] = float(j[k]) if k in j else None
     for k in ("edge_roundtrip_median_us", "edge_roundtrip_p99_us"):

@@ -557,6 +557,14 @@ public final class HwBench {
         // The same with the listener run on the poller's own thread (no hand-over).
         edgeRoundTrip(edges, "edge_direct", Runnable::run);
         edgeRoundTripBlocking(edges);
+        // The same with the listeners on a pool of platform threads.
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newCachedThreadPool(
+                r -> Thread.ofPlatform().daemon().unstarted(r));
+        try {
+            edgeRoundTrip(edges, "edge_pool", pool);
+        } finally {
+            pool.shutdownNow();
+        }
         edgeStorm(storm);
         System.out.flush();
     }

@@ -34,6 +34,7 @@ class DecodersFuzzTest {
         {"schema", "io.parambus.client.SchemaFuzzTest", "parse"},
         {"text", "io.parambus.client.ValueTextFuzzTest", "parseAndFormat"},
         {"proc", "io.parambus.internal.ProcFuzzTest", "statLine"},
+        {"gpio-events", "io.parambus.hw.GpioEventsFuzzTest", "hostileRecords"},
     };
 
     private static final Object[] INSTANCES = new Object[TARGETS.length];

@@ -43,6 +43,7 @@ sys.path.insert(0, KDIR)
 import build  # noqa: E402  (tests/kernel/build.py)
 import fetch  # noqa: E402
 import hoststat  # noqa: E402  (bench/hoststat.py, beside this file)
+import vmbench  # noqa: E402  (bench/vmbench.py)
 
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "parambus", "bench", "libgpiod")
 V1_DEB = "libgpiod-dev=1.6.3-1+b3"
@@ -184,17 +185,8 @@ def main():
             with contextlib.redirect_stdout(out):
                 ok = run.boot_and_report(kernel, initramfs, progs, report,
                                          os.path.join(tmp, "console.log")) and ok
-            raw = {}
-            for line in out.getvalue().splitlines():
-                if line.startswith("FAIL:"):
-                    failures.append(line)
-                if not line.startswith("# kernel/"):
-                    continue
-                head, _, payload = line.partition(": ")
-                binary = head[len("# kernel/"):]
-                if payload.startswith("bench "):
-                    _, key, value = payload.split(" ", 2)
-                    raw.setdefault(binary, {})[key] = value
+            raw, fails = vmbench.parse(out.getvalue())
+            failures += fails
             runs.append(raw)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

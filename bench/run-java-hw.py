@@ -56,6 +56,7 @@ sys.path.insert(0, KDIR)
 import build  # noqa: E402  (tests/kernel/build.py)
 import fetch  # noqa: E402
 import hoststat  # noqa: E402  (bench/hoststat.py)
+import vmbench  # noqa: E402  (bench/vmbench.py)
 
 C_SRC = "bench/hw/bench-hw.c"
 # The Java program's sources (bench/java-hw) are in the guest's jar of every kernel run
@@ -109,24 +110,6 @@ def met(value, target):
     op, limit = target.split()
     limit = float(limit)
     return {">=": value >= limit, "<": value < limit, "==": value == limit}[op]
-
-
-def parse(out):
-    """{binary: {key: value}} from the runner's '# kernel/BINARY: bench KEY VALUE' lines."""
-    raw, failures = {}, []
-    for line in out.splitlines():
-        if line.startswith("FAIL:"):
-            failures.append(line)
-        if not line.startswith("# kernel/"):
-            continue
-        head, _, payload = line.partition(": ")
-        binary = head[len("# kernel/"):]
-        if payload.startswith("bench "):
-            _, key, value = payload.split(" ", 2)
-            raw.setdefault(binary, {})[key] = value
-        elif payload.startswith("# "):  # the programs' own notes (e.g. the slowest edges)
-            raw.setdefault(binary, {}).setdefault("notes", []).append(payload[2:])
-    return raw, failures
 
 
 def run_keys(raw):
@@ -208,7 +191,7 @@ def main():
             with contextlib.redirect_stdout(out):
                 ok = run.boot_and_report(kernel, initramfs, order, report,
                                          os.path.join(tmp, "console.log"), memory) and ok
-            raw, fails = parse(out.getvalue())
+            raw, fails = vmbench.parse(out.getvalue())
             failures += fails
             raws.append(raw)
             per_run.append(run_keys(raw))

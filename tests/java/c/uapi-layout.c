@@ -244,33 +244,17 @@ static void spi(void)
 /*
  * pwm: the PWM character device, Linux >= 6.13 (include/uapi/linux/pwm.h).
  * Debian 12's headers (6.1) predate it; when the installed headers lack it,
- * the struct and requests below are the kernel's documented uAPI written
- * out, so that what this compares is the C compiler's layout of __u32/__u64
- * and the kernel's own _IO/_IOWR/_IOW encoding (linux/ioctl.h) against
- * PwmChardev.java, not the kernel's header itself.  (asm/ioctls.h: the tty
- * ioctls of the uart section below.)
+ * the struct and requests are the kernel's documented uAPI as libparambus-hw
+ * writes them out (lib/hw/hw-internal.h), so that what this compares is the
+ * C compiler's layout of __u32/__u64 and the kernel's own _IO/_IOWR/_IOW
+ * encoding (linux/ioctl.h) against PwmChardev.java, not the kernel's header
+ * itself.  (asm/ioctls.h: the tty ioctls of the uart section below.)
  */
 #include <asm/ioctls.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
-#if __has_include(<linux/pwm.h>)
-#include <linux/pwm.h>
-#endif
-#ifndef PWM_IOCTL_REQUEST
-struct pwmchip_waveform {
-	__u32 hwpwm;
-	__u32 __pad;
-	__u64 period_length_ns;
-	__u64 duty_length_ns;
-	__u64 duty_offset_ns;
-};
-#define PWM_IOCTL_REQUEST _IO(0x75, 1)
-#define PWM_IOCTL_FREE _IO(0x75, 2)
-#define PWM_IOCTL_ROUNDWF _IOWR(0x75, 3, struct pwmchip_waveform)
-#define PWM_IOCTL_GETWF _IOWR(0x75, 4, struct pwmchip_waveform)
-#define PWM_IOCTL_SETROUNDEDWF _IOW(0x75, 5, struct pwmchip_waveform)
-#define PWM_IOCTL_SETEXACTWF _IOW(0x75, 6, struct pwmchip_waveform)
-#endif
+/* libparambus-hw's one copy of the constants the installed headers lack. */
+#include "hw-internal.h"
 
 static void pwm(void)
 {

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c: pbus-scpi's options, its TCP listener and its one epoll loop
+ * (docs/scpi.md, "The daemon"). Every socket is non-blocking: a client is
+ * read when it has sent something and written when it can take more, so a
+ * slow or silent client holds nobody up. Input is framed into program
+ * messages (pbus_scpi_message_length()); a partial message waits in the
+ * client's buffer; a line longer than --max-line is refused with -363 and
+ * discarded up to its terminator. A client whose responses pile up (more
+ * than SCPI_RESPONSE_MAX unread bytes) is not read until it reads them.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "pbus-scpi.h"
+
+static const char usage[] =
+	"Usage: pbus-scpi --instance NAME [OPTIONS]\n"
+	"\n"
+	"Serve a parambus instance's SCPI command tree over raw TCP (the LXI\n"
+	"\"socket\" convention, port 5025): IEEE 488.2 common commands, SYSTem:ERRor?\n"
+	"and one error queue per client. pbus-scpi is a client of pbusd like any\n"
+	"other: what it may write is what its user may write (docs/service.md).\n"
+	"\n"
+	"Options:\n"
+	"  -i, --instance NAME      the instance (required)\n"
+	"  -t, --tree FILE          the command tree `pbus-gen --scpi` wrote\n"
+	"                           (default: /etc/parambus/NAME.scpi)\n"
+	"  -L, --listen ADDR:PORT   where to listen (default 127.0.0.1:5025; use\n"
+	"                           0.0.0.0:5025 or [::]:5025 for the network)\n"
+	"  -s, --socket-dir DIR     pbusd's socket folder (default: the usual search)\n"
+	"  -c, --max-clients N      clients at once (default 16)\n"
+	"  -m, --max-line BYTES     longest program message (default 65536)\n"
+	"  -T, --idle-timeout S     close a client silent for S seconds (default 0: never)\n"
+	"      --notify-fd FD       write \"PORT=N\\nREADY=1\\n\" to FD when listening, then close it\n"
+	"  -l, --log-level LEVEL    error, warning, info (default) or debug\n"
+	"  -h, --help               show this help\n"
+	"  -V, --version            show the version\n"
+	"\n"
+	"Examples:\n"
+	"  pbus-scpi --instance psu --tree build/dev/examples/psu/psu.scpi\n"
+	"  pbus-scpi --instance psu --listen 0.0.0.0:5025 --max-clients 4 --idle-timeout 600\n"
+	"  printf '*IDN?\\nSOUR:VOLT 1500 mV;VOLT?\\n' | nc -q1 127.0.0.1 5025\n"
+	"\n"
+	"Exit status: 0 after SIGTERM/SIGINT, 1 on an error (no tree, no pbusd,\n"
+	"schema mismatch, address in use), 2 on a usage error.\n";
+
+struct conn {
+	int fd;
+	bool used, discarding, want_out;
+	char peer[64];
+	char *in;
+	size_t in_length;
+	struct scpi_response out;
+	size_t out_sent;
+	struct timespec last;
+	struct scpi_session session;
+};
+
+struct daemon {
+	struct scpi_server server;
+	int epoll, listen_fd, signal_fd;
+	struct conn *conns;
+	size_t max_clients, clients;
+	size_t max_line;
+	unsigned idle_timeout;
+};
+
+/* epoll data: small numbers are the fixed sources, others conn index + 16 */
+enum { SOURCE_LISTEN = 1, SOURCE_SIGNAL = 2, SOURCE_PBUSD = 3, SOURCE_CONN = 16 };
+
+static int parse_listen(const char *text, struct sockaddr_storage *addr, socklen_t *len)
+{
+	char host[256];
+	const char *colon = strrchr(text, ':');
+	if (!colon || (size_t)(colon - text) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, text, (size_t)(colon - text));
+	host[colon - text] = 0;
+	char *h = host;
+	size_t hl = strlen(h);
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h[hl - 1] = 0;
+		h++;
+	}
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || port < 0 || port > 65535)
+		return -EINVAL;
+	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_PASSIVE, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *ai;
+	if (getaddrinfo(h, colon + 1, &hints, &ai) != 0)
+		return -EINVAL;
+	memcpy(addr, ai->ai_addr, ai->ai_addrlen);
+	*len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static int read_file(const char *path, char **ret, size_t *ret_length)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (len == cap) {
+			if (cap > (64u << 20)) {
+				free(buf);
+				fclose(f);
+				return -EFBIG;
+			}
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	int err = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (!buf)
+		return -ENOMEM;
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*ret = buf;
+	*ret_length = len;
+	return 0;
+}
+
+static void conn_close(struct daemon *d, struct conn *c, const char *why)
+{
+	log_msg(LOG_INFO, "client %s: closed (%s)", c->peer, why);
+	epoll_ctl(d->epoll, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	scpi_session_fini(&c->session);
+	free(c->in);
+	free(c->out.data);
+	memset(c, 0, sizeof(*c));
+	d->clients--;
+}
+
+static void conn_update_events(struct daemon *d, struct conn *c)
+{
+	size_t pending = c->out.length - c->out_sent;
+	uint32_t events = EPOLLRDHUP;
+	if (pending)
+		events |= EPOLLOUT;
+	if (pending < SCPI_RESPONSE_MAX)
+		events |= EPOLLIN;
+	struct epoll_event ev = {.events = events, .data.u64 = SOURCE_CONN + (uint64_t)(c - d->conns)};
+	epoll_ctl(d->epoll, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Send what is pending. false when the client is gone. */
+static bool conn_flush(struct daemon *d, struct conn *c)
+{
+	while (c->out_sent < c->out.length) {
+		ssize_t n = send(c->fd, c->out.data + c->out_sent, c->out.length - c->out_sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			conn_close(d, c, strerror(errno));
+			return false;
+		}
+		c->out_sent += (size_t)n;
+	}
+	if (c->out_sent == c->out.length)
+		c->out.length = c->out_sent = 0;
+	conn_update_events(d, c);
+	return true;
+}
+
+/* Run every complete message in the input buffer. */
+static void conn_process(struct daemon *d, struct conn *c)
+{
+	size_t off = 0;
+	while (off < c->in_length) {
+		if (c->discarding) {
+			char *nl = memchr(c->in + off, '\n', c->in_length - off);
+			if (!nl) {
+				off = c->in_length;
+				break;
+			}
+			off = (size_t)(nl - c->in) + 1;
+			c->discarding = false;
+			continue;
+		}
+		ssize_t n = pbus_scpi_message_length(c->in + off, c->in_length - off, d->max_line);
+		if (n == -EMSGSIZE) {
+			scpi_session_error(&c->session, -363, "a message longer than %zu bytes was discarded",
+					   d->max_line);
+			c->discarding = true;
+			continue;
+		}
+		if (n <= 0)
+			break;
+		scpi_execute(&d->server, &c->session, c->in + off, (size_t)n, &c->out);
+		off += (size_t)n;
+		/* a client that does not read its responses is not read either */
+		if (c->out.length - c->out_sent >= SCPI_RESPONSE_MAX)
+			break;
+	}
+	memmove(c->in, c->in + off, c->in_length - off);
+	c->in_length -= off;
+}
+
+static void conn_readable(struct daemon *d, struct conn *c)
+{
+	clock_gettime(CLOCK_MONOTONIC, &c->last);
+	for (;;) {
+		size_t room = d->max_line - c->in_length;
+		if (room == 0) {
+			/* the buffer holds max_line bytes without a whole message */
+			conn_process(d, c);
+			if (c->in_length == d->max_line)
+				break; /* blocked on unread responses */
+			continue;
+		}
+		ssize_t n = recv(c->fd, c->in + c->in_length, room, MSG_DONTWAIT);
+		if (n == 0) {
+			conn_close(d, c, c->in_length ? "disconnected in the middle of a message" : "disconnected");
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			conn_close(d, c, strerror(errno));
+			return;
+		}
+		c->in_length += (size_t)n;
+		conn_process(d, c);
+		if (c->out.length - c->out_sent >= SCPI_RESPONSE_MAX)
+			break;
+	}
+	conn_flush(d, c);
+}
+
+static void accept_clients(struct daemon *d)
+{
+	for (;;) {
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+		int fd = accept4(d->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_msg(LOG_WARNING, "accept on the SCPI socket: %s", strerror(errno));
+			return;
+		}
+		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+		getnameinfo((struct sockaddr *)&peer, plen, host, sizeof(host), port, sizeof(port),
+			    NI_NUMERICHOST | NI_NUMERICSERV);
+		if (d->clients == d->max_clients) {
+			log_msg(LOG_WARNING, "client %s:%s refused: %zu clients already (--max-clients)",
+				host, port, d->clients);
+			close(fd);
+			continue;
+		}
+		struct conn *c = NULL;
+		for (size_t i = 0; i < d->max_clients; i++)
+			if (!d->conns[i].used) {
+				c = &d->conns[i];
+				break;
+			}
+		c->fd = fd;
+		c->used = true;
+		snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
+		c->in = malloc(d->max_line);
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP,
+					 .data.u64 = SOURCE_CONN + (uint64_t)(c - d->conns)};
+		if (!c->in || scpi_session_init(&c->session, &d->server) < 0 ||
+		    epoll_ctl(d->epoll, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			log_msg(LOG_WARNING, "client %s: refused: out of memory", c->peer);
+			scpi_session_fini(&c->session);
+			free(c->in);
+			close(fd);
+			memset(c, 0, sizeof(*c));
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &c->last);
+		d->clients++;
+		log_msg(LOG_INFO, "client %s: connected", c->peer);
+	}
+}
+
+static void close_idle(struct daemon *d)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (size_t i = 0; i < d->max_clients; i++) {
+		struct conn *c = &d->conns[i];
+		if (c->used && now.tv_sec - c->last.tv_sec >= (time_t)d->idle_timeout)
+			conn_close(d, c, "idle");
+	}
+}
+
+static int parse_count(const char *opt, const char *text, unsigned long min, unsigned long max,
+		       unsigned long *ret)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(text, &end, 10);
+	if (*end || end == text || errno || v < min || v > max || text[0] == '-') {
+		fprintf(stderr, "pbus-scpi: --%s '%s': use a number from %lu to %lu\n", opt, text, min, max);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *instance = NULL, *tree_path = NULL, *listen_text = "127.0.0.1:5025",
+		   *socket_dir = NULL;
+	unsigned long max_clients = 16, max_line = 65536, idle = 0, notify_fd = ULONG_MAX;
+	static const struct option longopts[] = {
+		{"instance", required_argument, NULL, 'i'},
+		{"tree", required_argument, NULL, 't'},
+		{"listen", required_argument, NULL, 'L'},
+		{"socket-dir", required_argument, NULL, 's'},
+		{"max-clients", required_argument, NULL, 'c'},
+		{"max-line", required_argument, NULL, 'm'},
+		{"idle-timeout", required_argument, NULL, 'T'},
+		{"notify-fd", required_argument, NULL, 'N'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	log_set_program("pbus-scpi");
+	int opt;
+	while ((opt = getopt_long(argc, argv, "i:t:L:s:c:m:T:l:hV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i': instance = optarg; break;
+		case 't': tree_path = optarg; break;
+		case 'L': listen_text = optarg; break;
+		case 's': socket_dir = optarg; break;
+		case 'c':
+			if (parse_count("max-clients", optarg, 1, 4096, &max_clients) < 0)
+				return 2;
+			break;
+		case 'm':
+			if (parse_count("max-line", optarg, 64, 16u << 20, &max_line) < 0)
+				return 2;
+			break;
+		case 'T':
+			if (parse_count("idle-timeout", optarg, 0, 86400 * 365, &idle) < 0)
+				return 2;
+			break;
+		case 'N':
+			if (parse_count("notify-fd", optarg, 0, INT_MAX, &notify_fd) < 0)
+				return 2;
+			break;
+		case 'l': {
+			enum log_level level;
+			if (log_parse_level(optarg, &level) < 0) {
+				fprintf(stderr, "pbus-scpi: --log-level '%s': use error, warning, info or debug\n",
+					optarg);
+				return 2;
+			}
+			log_set_level(level);
+			break;
+		}
+		case 'h': fputs(usage, stdout); return 0;
+		case 'V':
+			printf("pbus-scpi %d.%d.%d\n", PBUS_VERSION_MAJOR, PBUS_VERSION_MINOR, PBUS_VERSION_PATCH);
+			return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (!instance || optind != argc) {
+		fprintf(stderr, "pbus-scpi: %s\n", instance ? "unexpected argument" : "--instance is required");
+		fputs(usage, stderr);
+		return 2;
+	}
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	if (parse_listen(listen_text, &addr, &addr_len) < 0) {
+		fprintf(stderr, "pbus-scpi: --listen '%s': use ADDRESS:PORT (127.0.0.1:5025, [::]:5025)\n",
+			listen_text);
+		return 2;
+	}
+	char default_tree[PATH_MAX];
+	if (!tree_path) {
+		snprintf(default_tree, sizeof(default_tree), "/etc/parambus/%s.scpi", instance);
+		tree_path = default_tree;
+	}
+
+	/* the tree, with pbus-scpi's own commands */
+	char *text = NULL, *full, error[256] = "";
+	size_t length = 0, full_length;
+	int rc = read_file(tree_path, &text, &length);
+	if (rc < 0) {
+		log_msg(LOG_ERROR, "read the command tree %s: %s", tree_path, strerror(-rc));
+		return 1;
+	}
+	full = scpi_tree_text_with_builtins(text, length, &full_length);
+	free(text);
+	struct pbus_scpi_tree *tree = NULL;
+	rc = full ? pbus_scpi_tree_load(full, full_length, &tree, error, sizeof(error)) : -ENOMEM;
+	free(full);
+	if (rc < 0) {
+		log_msg(LOG_ERROR, "load the command tree %s: %s", tree_path, error[0] ? error : strerror(-rc));
+		return 1;
+	}
+
+	/* pbusd: the tree's schema hash must be the instance's */
+	struct pbus_client_options options = {
+		.socket_dir = socket_dir,
+		.schema_hash = pbus_scpi_tree_schema_hash(tree),
+		.name = "pbus-scpi",
+	};
+	struct pbus_client *client;
+	rc = pbus_client_connect(instance, &options, &client);
+	if (rc < 0) {
+		if (rc == -ESTALE)
+			log_msg(LOG_ERROR, "connect to instance %s: the tree %s is of schema %016llx, not the instance's",
+				instance, tree_path, (unsigned long long)options.schema_hash);
+		else
+			log_msg(LOG_ERROR, "connect to instance %s: %s", instance, pbus_strerror(rc));
+		pbus_scpi_tree_free(tree);
+		return 1;
+	}
+
+	struct daemon d = {.max_clients = max_clients, .max_line = max_line, .idle_timeout = (unsigned)idle};
+	rc = scpi_server_init(&d.server, client, tree, max_line);
+	d.conns = calloc(max_clients, sizeof(*d.conns));
+	if (rc < 0 || !d.conns) {
+		log_msg(LOG_ERROR, "start: %s", strerror(rc < 0 ? -rc : ENOMEM));
+		return 1;
+	}
+
+	d.listen_fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (d.listen_fd < 0 || setsockopt(d.listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(d.listen_fd, (struct sockaddr *)&addr, addr_len) < 0 || listen(d.listen_fd, 64) < 0) {
+		log_msg(LOG_ERROR, "listen on %s: %s", listen_text, strerror(errno));
+		return 1;
+	}
+	struct sockaddr_storage bound;
+	socklen_t bound_len = sizeof(bound);
+	getsockname(d.listen_fd, (struct sockaddr *)&bound, &bound_len);
+	unsigned port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+							   : ((struct sockaddr_in *)&bound)->sin_port);
+
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d.signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d.epoll = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = SOURCE_LISTEN};
+	epoll_ctl(d.epoll, EPOLL_CTL_ADD, d.listen_fd, &ev);
+	ev.data.u64 = SOURCE_SIGNAL;
+	epoll_ctl(d.epoll, EPOLL_CTL_ADD, d.signal_fd, &ev);
+	ev.data.u64 = SOURCE_PBUSD;
+	epoll_ctl(d.epoll, EPOLL_CTL_ADD, pbus_client_fd(client), &ev);
+
+	log_msg(LOG_INFO, "instance %s, tree %s: listening on %s (port %u)", instance, tree_path,
+		listen_text, port);
+	if (notify_fd != ULONG_MAX) {
+		char msg[64];
+		int n = snprintf(msg, sizeof(msg), "PORT=%u\nREADY=1\n", port);
+		if (write((int)notify_fd, msg, (size_t)n) != n)
+			log_msg(LOG_WARNING, "write to --notify-fd %lu: %s", notify_fd, strerror(errno));
+		close((int)notify_fd);
+	}
+
+	bool running = true;
+	while (running) {
+		struct epoll_event events[64];
+		int timeout = d.idle_timeout ? 1000 : (pbus_client_connected(client) ? -1 : 1000);
+		int n = epoll_wait(d.epoll, events, 64, timeout);
+		if (n < 0 && errno != EINTR) {
+			log_msg(LOG_ERROR, "epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t src = events[i].data.u64;
+			if (src == SOURCE_LISTEN) {
+				accept_clients(&d);
+			} else if (src == SOURCE_SIGNAL) {
+				struct signalfd_siginfo si;
+				if (read(d.signal_fd, &si, sizeof(si)) > 0)
+					log_msg(LOG_INFO, "signal %u: stopping", si.ssi_signo);
+				running = false;
+			} else if (src == SOURCE_PBUSD) {
+				int r = pbus_client_dispatch(client);
+				if (r < 0)
+					log_msg(LOG_WARNING, "pbusd connection: %s", pbus_strerror(r));
+			} else {
+				struct conn *c = &d.conns[src - SOURCE_CONN];
+				if (!c->used)
+					continue;
+				if (events[i].events & (EPOLLERR | EPOLLHUP)) {
+					conn_close(&d, c, "connection error");
+					continue;
+				}
+				if (events[i].events & (EPOLLIN | EPOLLRDHUP))
+					conn_readable(&d, c);
+				else if (events[i].events & EPOLLOUT)
+					conn_flush(&d, c);
+			}
+		}
+		if (n <= 0 && !pbus_client_connected(client))
+			pbus_client_dispatch(client);
+		if (d.idle_timeout)
+			close_idle(&d);
+	}
+	for (size_t i = 0; i < d.max_clients; i++)
+		if (d.conns[i].used)
+			conn_close(&d, &d.conns[i], "shutdown");
+	free(d.conns);
+	close(d.epoll);
+	close(d.signal_fd);
+	close(d.listen_fd);
+	scpi_server_fini(&d.server);
+	pbus_client_close(client);
+	pbus_scpi_tree_free(tree);
+	return 0;
+}

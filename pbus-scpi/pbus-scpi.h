@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pbus-scpi.h: the private header of pbus-scpi, the SCPI shell of a
+ * parambus instance (docs/scpi.md, "The daemon"). main.c owns the sockets
+ * and the epoll loop; execute.c runs parsed program messages against
+ * pbusd through its client and keeps each session's IEEE 488.2 state.
+ *
+ * Threads: one. Ownership: struct scpi_server owns the pbusd client, the
+ * tree and the parameter descriptions; each struct scpi_session (one per
+ * TCP client) owns its parser.
+ */
+#ifndef PBUS_SCPI_DAEMON_H
+#define PBUS_SCPI_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <parambus/client.h>
+
+#include "scpi.h"
+
+#define SCPI_ERROR_QUEUE 16     /* SCPI-99 21.8: at least 10 */
+#define SCPI_ERROR_DETAIL 160
+#define SCPI_MAX_COMMANDS 64
+#define SCPI_MAX_ARGS 1024
+#define SCPI_RESPONSE_MAX (1u << 20) /* one response line */
+
+/* The commands pbus-scpi adds to the tree (not parameters): their "index"
+ * in the tree is above any schema index. */
+enum scpi_builtin {
+	SCPI_BUILTIN_ERROR_NEXT = 0xffffff00u,
+	SCPI_BUILTIN_ERROR_COUNT,
+	SCPI_BUILTIN_VERSION,
+};
+
+struct scpi_server {
+	struct pbus_client *client;
+	struct pbus_scpi_tree *tree;
+	uint32_t param_count;             /* the schema's */
+	struct pbus_param_info *info;     /* [param_count], from the client's schema */
+	uint32_t identity[4];             /* *IDN? fields; UINT32_MAX when absent */
+	size_t max_line;
+	/* The batch of settings being gathered (scratch for one message). */
+	struct pbus_write *writes;
+	size_t write_count;
+	unsigned char *data;              /* the writes' values */
+	size_t data_used, data_size;
+};
+
+struct scpi_error {
+	int code;
+	char detail[SCPI_ERROR_DETAIL];
+};
+
+struct scpi_session {
+	struct pbus_scpi_parser *parser;
+	struct scpi_error errors[SCPI_ERROR_QUEUE];
+	size_t error_first, error_count;
+	uint8_t esr, ese, sre;
+	bool psc;
+};
+
+/* A growing response line, at most SCPI_RESPONSE_MAX bytes. */
+struct scpi_response {
+	char *data;
+	size_t length, capacity;
+	size_t parts;   /* responses in this line so far */
+	bool overflow;
+};
+
+int scpi_server_init(struct scpi_server *server, struct pbus_client *client,
+		     struct pbus_scpi_tree *tree, size_t max_line);
+void scpi_server_fini(struct scpi_server *server);
+
+/* The tree text with pbus-scpi's own commands appended (malloc'd). */
+char *scpi_tree_text_with_builtins(const char *text, size_t length, size_t *ret_length);
+
+int scpi_session_init(struct scpi_session *session, const struct scpi_server *server);
+void scpi_session_fini(struct scpi_session *session);
+
+/* Queue an error (SCPI-99 21.8: a full queue's newest entry becomes -350)
+ * and set its ESR bit. */
+void scpi_session_error(struct scpi_session *session, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Run one program message (with its terminator); the response line, if
+ * any query ran, is appended to @out with its "\n". */
+void scpi_execute(struct scpi_server *server, struct scpi_session *session, const char *message,
+		  size_t length, struct scpi_response *out);
+
+#endif

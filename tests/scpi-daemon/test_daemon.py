@@ -251,3 +251,26 @@ def test_client_limit_and_garbage(scpi):
     check(clients[1].query("*IDN?").startswith("ACME"), "alive after garbage")
     clients[0].write("*CLS")
     check(clients[0].query("*OPC?") == "1", "the garbage client still works")
+
+
+def test_unit_file_verifies(pbus_build, pbus_tmp):
+    """dist/systemd/pbus-scpi@.service as the build generates it, checked
+    by systemd-analyze with ExecStart pointed at the build's programs."""
+    import shutil
+    if not shutil.which("systemd-analyze"):
+        raise Failure("systemd-analyze is not installed (package systemd)")
+    work = os.path.join(pbus_tmp, "units")
+    os.makedirs(work, exist_ok=True)
+    copies = []
+    for unit, program in (("pbus-scpi@.service", "pbus-scpi"), ("pbusd@.service", "pbusd")):
+        text = open(pbus_build.path("systemd", unit)).read()
+        text = "\n".join("ExecStart=" + pbus_build.path("daemon", program) + " " + line.split(" ", 1)[1]
+                         if line.startswith("ExecStart=") else line for line in text.splitlines())
+        path = os.path.join(work, unit.replace("@.", "@psu."))
+        with open(path, "w") as f:
+            f.write(text.replace("@%i.service", "@psu.service") + "\n")
+        copies.append(path)
+    r = subprocess.run(["systemd-analyze", "verify", "--man=no"] + copies, capture_output=True,
+                       text=True, cwd=work, timeout=60)
+    check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
+          f"systemd-analyze verify: rc {r.returncode}: {r.stdout}{r.stderr}")

@@ -26,26 +26,50 @@ static const char *const IDENTITY[4] = {
 
 char *scpi_tree_text_with_builtins(const char *text, size_t length, size_t *ret_length)
 {
-	char extra[512];
-	int n = snprintf(extra, sizeof(extra),
-			 "param %u scpi.error.next int32 query 0\n"
-			 "header %u SYSTem:ERRor:NEXT\n"
-			 "header %u SYSTem:ERRor\n"
-			 "param %u scpi.error.count int32 query 0\n"
-			 "header %u SYSTem:ERRor:COUNt\n"
-			 "param %u scpi.version string query 0\n"
-			 "header %u SYSTem:VERSion\n",
-			 SCPI_BUILTIN_ERROR_NEXT, SCPI_BUILTIN_ERROR_NEXT, SCPI_BUILTIN_ERROR_NEXT,
-			 SCPI_BUILTIN_ERROR_COUNT, SCPI_BUILTIN_ERROR_COUNT, SCPI_BUILTIN_VERSION,
-			 SCPI_BUILTIN_VERSION);
-	char *all = malloc(length + (size_t)n + 1);
+	static const char *const PARTS[5][3] = {
+		/* name, type and access, header nodes after the register's */
+		{"event", "int32 query", "EVENt"},
+		{"condition", "int32 query", "CONDition"},
+		{"enable", "uint16 both", "ENABle"},
+		{"ptransition", "uint16 both", "PTRansition"},
+		{"ntransition", "uint16 both", "NTRansition"},
+	};
+	static const char *const REGS[2][2] = {{"questionable", "QUEStionable"},
+					       {"operation", "OPERation"}};
+	char extra[4096];
+	size_t n = (size_t)snprintf(extra, sizeof(extra),
+				    "param %u scpi.error.next int32 query 0\n"
+				    "header %u SYSTem:ERRor:NEXT\n"
+				    "header %u SYSTem:ERRor\n"
+				    "param %u scpi.error.count int32 query 0\n"
+				    "header %u SYSTem:ERRor:COUNt\n"
+				    "param %u scpi.version string query 0\n"
+				    "header %u SYSTem:VERSion\n"
+				    "param %u scpi.status.preset none set 0\n"
+				    "header %u STATus:PRESet\n",
+				    SCPI_BUILTIN_ERROR_NEXT, SCPI_BUILTIN_ERROR_NEXT, SCPI_BUILTIN_ERROR_NEXT,
+				    SCPI_BUILTIN_ERROR_COUNT, SCPI_BUILTIN_ERROR_COUNT, SCPI_BUILTIN_VERSION,
+				    SCPI_BUILTIN_VERSION, SCPI_BUILTIN_PRESET, SCPI_BUILTIN_PRESET);
+	for (unsigned r = 0; r < 2; r++)
+		for (unsigned k = 0; k < 5; k++) {
+			unsigned index = (r ? SCPI_BUILTIN_OPER : SCPI_BUILTIN_QUES) + k;
+			n += (size_t)snprintf(extra + n, sizeof(extra) - n,
+					      "param %u scpi.status.%s.%s %s 0\n"
+					      "header %u STATus:%s:%s\n",
+					      index, REGS[r][0], PARTS[k][0], PARTS[k][1], index,
+					      REGS[r][1], PARTS[k][2]);
+			if (k == SCPI_PART_EVENT) /* [:EVENt] is optional */
+				n += (size_t)snprintf(extra + n, sizeof(extra) - n,
+						      "header %u STATus:%s\n", index, REGS[r][1]);
+		}
+	char *all = malloc(length + n + 1);
 	if (!all)
 		return NULL;
 	memcpy(all, text, length);
 	if (length && text[length - 1] != '\n')
 		all[length++] = '\n';
-	memcpy(all + length, extra, (size_t)n);
-	*ret_length = length + (size_t)n;
+	memcpy(all + length, extra, n);
+	*ret_length = length + n;
 	return all;
 }
 
@@ -86,15 +110,20 @@ void scpi_server_fini(struct scpi_server *server)
 	free(server->data);
 }
 
-int scpi_session_init(struct scpi_session *session, const struct scpi_server *server)
+int scpi_session_init(struct scpi_session *session, struct scpi_server *server)
 {
 	memset(session, 0, sizeof(*session));
-	return pbus_scpi_parser_new(server->tree, server->max_line, SCPI_MAX_COMMANDS, SCPI_MAX_ARGS,
-				    &session->parser);
+	int r = pbus_scpi_parser_new(server->tree, server->max_line, SCPI_MAX_COMMANDS, SCPI_MAX_ARGS,
+				     &session->parser);
+	if (r == 0)
+		scpi_status_session_add(server, session);
+	return r;
 }
 
-void scpi_session_fini(struct scpi_session *session)
+void scpi_session_fini(struct scpi_session *session, struct scpi_server *server)
 {
+	if (session->parser)
+		scpi_status_session_remove(server, session);
 	pbus_scpi_parser_free(session->parser);
 	session->parser = NULL;
 }
@@ -653,13 +682,17 @@ static int run_query(struct scpi_server *server, struct scpi_session *session,
 
 /* --- common commands (IEEE 488.2 chapter 10) -------------------------------- */
 
-static uint8_t status_byte(const struct scpi_session *session)
+uint8_t scpi_session_stb(const struct scpi_session *session)
 {
 	uint8_t stb = 0;
 	if (session->error_count)
 		stb |= 1u << 2; /* EAV, SCPI-99 */
+	if (session->reg[SCPI_REG_QUES].event & session->reg[SCPI_REG_QUES].enable)
+		stb |= 1u << 3; /* QUEStionable summary, SCPI-99 9.1 */
 	if (session->esr & session->ese)
 		stb |= 1u << 5; /* ESB */
+	if (session->reg[SCPI_REG_OPER].event & session->reg[SCPI_REG_OPER].enable)
+		stb |= 1u << 7; /* OPERation summary */
 	if (stb & session->sre & ~0x40u)
 		stb |= 1u << 6; /* MSS */
 	return stb;
@@ -731,6 +764,71 @@ static int byte_arg(struct scpi_session *session, const struct pbus_scpi_command
 	return 0;
 }
 
+/* STATus:... (SCPI-99 20): @c's parameter is one of the SCPI_BUILTIN_QUES,
+ * _OPER and _PRESET commands. */
+static int run_status(struct scpi_server *server, struct scpi_session *session,
+		      const struct pbus_scpi_command *c, const struct pbus_scpi_arg *args,
+		      struct scpi_response *out)
+{
+	uint32_t index = c->param->index;
+	if (index == SCPI_BUILTIN_PRESET) {
+		scpi_status_preset(session);
+		return 0;
+	}
+	int reg = index >= SCPI_BUILTIN_OPER ? SCPI_REG_OPER : SCPI_REG_QUES;
+	unsigned part = index - (reg == SCPI_REG_OPER ? SCPI_BUILTIN_OPER : SCPI_BUILTIN_QUES);
+	struct scpi_register *r = &session->reg[reg];
+	uint16_t *field = part == SCPI_PART_ENABLE ? &r->enable
+			  : part == SCPI_PART_PTR  ? &r->ptr
+			  : part == SCPI_PART_NTR  ? &r->ntr
+						   : NULL;
+	char buf[32];
+	if (c->query) {
+		if (c->arg_count) {
+			scpi_session_error(session, -108, "%s takes no parameter", c->param->name);
+			return -108;
+		}
+		scpi_status_refresh(server);
+		int64_t v;
+		if (part == SCPI_PART_EVENT) {
+			v = r->event; /* read and cleared (SCPI-99 9.3.1) */
+			r->event = 0;
+		} else if (part == SCPI_PART_CONDITION) {
+			v = server->condition[reg];
+		} else {
+			v = *field;
+		}
+		out_begin(out);
+		pbus_scpi_format_nr1(buf, sizeof(buf), v);
+		out_text(out, buf);
+		return 0;
+	}
+	const struct pbus_scpi_arg *a = &args[c->first_arg];
+	int64_t v;
+	switch (a->kind) {
+	case PBUS_SCPI_ARG_MIN:
+	case PBUS_SCPI_ARG_DEF:
+		v = 0;
+		break;
+	case PBUS_SCPI_ARG_MAX:
+		v = 0x7fff;
+		break;
+	case PBUS_SCPI_ARG_NUMBER:
+		v = a->is_integer ? a->integer : (int64_t)llround(a->number);
+		break;
+	default:
+		scpi_session_error(session, -104, "%s needs a number", c->param->name);
+		return -104;
+	}
+	if (v < 0 || v > 0x7fff) {
+		/* SCPI-99 9.2: bit 15 is never used, so 0 .. 32767 */
+		scpi_session_error(session, -222, "%s: %" PRId64 " outside 0..32767", c->param->name, v);
+		return -222;
+	}
+	*field = (uint16_t)v;
+	return 0;
+}
+
 static int run_common(struct scpi_server *server, struct scpi_session *session,
 		      const struct pbus_scpi_command *c, const struct pbus_scpi_arg *args,
 		      struct scpi_response *out)
@@ -746,6 +844,8 @@ static int run_common(struct scpi_server *server, struct scpi_session *session,
 		session->error_count = 0;
 		session->error_first = 0;
 		session->esr = 0;
+		session->reg[SCPI_REG_QUES].event = 0; /* SCPI-99 10.3: every event register */
+		session->reg[SCPI_REG_OPER].event = 0;
 	} else if (strcmp(n, "*ESE") == 0 || strcmp(n, "*SRE") == 0) {
 		if (c->query) {
 			out_begin(out);
@@ -766,7 +866,8 @@ static int run_common(struct scpi_server *server, struct scpi_session *session,
 		session->esr = 0;
 	} else if (strcmp(n, "*STB") == 0) {
 		out_begin(out);
-		pbus_scpi_format_nr1(buf, sizeof(buf), status_byte(session));
+		scpi_status_refresh(server);
+		pbus_scpi_format_nr1(buf, sizeof(buf), scpi_session_stb(session));
 		out_text(out, buf);
 	} else if (strcmp(n, "*OPC") == 0) {
 		/* Every earlier setting was acknowledged by pbusd: complete. */
@@ -815,7 +916,9 @@ void scpi_execute(struct scpi_server *server, struct scpi_session *session, cons
 	bool failed = false;
 	for (size_t i = 0; i < res.command_count && !failed; i++) {
 		const struct pbus_scpi_command *c = &res.commands[i];
-		if (!c->common && !c->query) {
+		bool status = !c->common && c->param->index >= SCPI_BUILTIN_QUES &&
+			      c->param->index <= SCPI_BUILTIN_PRESET;
+		if (!c->common && !c->query && !status) {
 			failed = add_setting(server, session, c, res.args) < 0;
 			continue;
 		}
@@ -825,6 +928,8 @@ void scpi_execute(struct scpi_server *server, struct scpi_session *session, cons
 		}
 		if (c->common)
 			failed = run_common(server, session, c, res.args, out) < 0;
+		else if (status)
+			failed = run_status(server, session, c, res.args, out) < 0;
 		else
 			failed = run_query(server, session, c, res.args, out) < 0;
 	}

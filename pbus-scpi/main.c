@@ -49,6 +49,8 @@ static const char usage[] =
 	"  -c, --max-clients N      clients at once (default 16)\n"
 	"  -m, --max-line BYTES     longest program message (default 65536)\n"
 	"  -T, --idle-timeout S     close a client silent for S seconds (default 0: never)\n"
+	"      --status-interval MS follow the parameters behind STATus:QUEStionable and\n"
+	"                           :OPERation at most every MS ms (default 50)\n"
 	"      --notify-fd FD       write \"PORT=N\\nREADY=1\\n\" to FD when listening, then close it\n"
 	"  -l, --log-level LEVEL    error, warning, info (default) or debug\n"
 	"  -h, --help               show this help\n"
@@ -159,7 +161,7 @@ static void conn_close(struct daemon *d, struct conn *c, const char *why)
 	log_msg(LOG_INFO, "client %s: closed (%s)", c->peer, why);
 	epoll_ctl(d->epoll, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
-	scpi_session_fini(&c->session);
+	scpi_session_fini(&c->session, &d->server);
 	free(c->in);
 	free(c->out.data);
 	memset(c, 0, sizeof(*c));
@@ -302,7 +304,7 @@ static void accept_clients(struct daemon *d)
 		if (!c->in || scpi_session_init(&c->session, &d->server) < 0 ||
 		    epoll_ctl(d->epoll, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			log_msg(LOG_WARNING, "client %s: refused: out of memory", c->peer);
-			scpi_session_fini(&c->session);
+			scpi_session_fini(&c->session, &d->server);
 			free(c->in);
 			close(fd);
 			memset(c, 0, sizeof(*c));
@@ -343,7 +345,8 @@ int main(int argc, char **argv)
 {
 	const char *instance = NULL, *tree_path = NULL, *listen_text = "127.0.0.1:5025",
 		   *socket_dir = NULL;
-	unsigned long max_clients = 16, max_line = 65536, idle = 0, notify_fd = ULONG_MAX;
+	unsigned long max_clients = 16, max_line = 65536, idle = 0, notify_fd = ULONG_MAX,
+		      status_interval = 50;
 	static const struct option longopts[] = {
 		{"instance", required_argument, NULL, 'i'},
 		{"tree", required_argument, NULL, 't'},
@@ -353,6 +356,7 @@ int main(int argc, char **argv)
 		{"max-line", required_argument, NULL, 'm'},
 		{"idle-timeout", required_argument, NULL, 'T'},
 		{"notify-fd", required_argument, NULL, 'N'},
+		{"status-interval", required_argument, NULL, 'S'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -376,6 +380,10 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			if (parse_count("idle-timeout", optarg, 0, 86400 * 365, &idle) < 0)
+				return 2;
+			break;
+		case 'S':
+			if (parse_count("status-interval", optarg, 0, 60000, &status_interval) < 0)
 				return 2;
 			break;
 		case 'N':
@@ -460,6 +468,14 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERROR, "start: %s", strerror(rc < 0 ? -rc : ENOMEM));
 		return 1;
 	}
+	rc = scpi_status_init(&d.server, (unsigned)status_interval);
+	if (rc == -ENOMEM) {
+		log_msg(LOG_ERROR, "start: %s", strerror(ENOMEM));
+		return 1;
+	}
+	if (rc < 0)
+		log_msg(LOG_WARNING, "STATus registers: cannot follow their %zu parameters (%s): "
+			"their condition bits stay 0", d.server.status_count, pbus_strerror(rc));
 
 	d.listen_fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1;
@@ -547,6 +563,7 @@ int main(int argc, char **argv)
 	close(d.epoll);
 	close(d.signal_fd);
 	close(d.listen_fd);
+	scpi_status_fini(&d.server);
 	scpi_server_fini(&d.server);
 	pbus_client_close(client);
 	pbus_scpi_tree_free(tree);

@@ -29,9 +29,29 @@
 /* The commands pbus-scpi adds to the tree (not parameters): their "index"
  * in the tree is above any schema index. */
 enum scpi_builtin {
-	SCPI_BUILTIN_ERROR_NEXT = 0xffffff00u,
+	SCPI_BUILTIN_FIRST = 0xffffff00u,
+	SCPI_BUILTIN_ERROR_NEXT = SCPI_BUILTIN_FIRST,
 	SCPI_BUILTIN_ERROR_COUNT,
 	SCPI_BUILTIN_VERSION,
+	/* STATus:QUEStionable[:EVENt]?, :CONDition?, :ENABle, :PTRansition,
+	 * :NTRansition, then the same for STATus:OPERation (in the order of
+	 * enum scpi_register_part) */
+	SCPI_BUILTIN_QUES,
+	SCPI_BUILTIN_OPER = SCPI_BUILTIN_QUES + 5,
+	SCPI_BUILTIN_PRESET = SCPI_BUILTIN_OPER + 5,
+};
+
+enum scpi_register_part { SCPI_PART_EVENT, SCPI_PART_CONDITION, SCPI_PART_ENABLE, SCPI_PART_PTR,
+			  SCPI_PART_NTR };
+
+/* The two SCPI-99 register sets, as indexes of the arrays below. */
+enum { SCPI_REG_QUES = 0, SCPI_REG_OPER = 1 };
+
+/* One session's part of a status register set (SCPI-99 9.3): the event
+ * register and its enable, and the transition filters. Bit 15 is never
+ * set. */
+struct scpi_register {
+	uint16_t event, enable, ptr, ntr;
 };
 
 struct scpi_server {
@@ -46,6 +66,13 @@ struct scpi_server {
 	size_t write_count;
 	unsigned char *data;              /* the writes' values */
 	size_t data_used, data_size;
+	/* The status model (status.c): the condition registers, shared. */
+	uint16_t condition[2];                   /* [SCPI_REG_QUES], [SCPI_REG_OPER] */
+	struct pbus_scpi_status_source *status;  /* [status_count]: the tree's sources */
+	bool *source_met;                        /* [status_count]: its condition holds now */
+	size_t status_count;
+	uint32_t status_subscription;
+	struct scpi_session *sessions;           /* every session, for their event registers */
 };
 
 struct scpi_error {
@@ -59,6 +86,12 @@ struct scpi_session {
 	size_t error_first, error_count;
 	uint8_t esr, ese, sre;
 	bool psc;
+	struct scpi_register reg[2];  /* [SCPI_REG_QUES], [SCPI_REG_OPER] */
+	struct scpi_session *next;    /* in scpi_server.sessions */
+	/* Called when the session's event registers changed outside a message
+	 * (a condition change): a HiSLIP session may owe a service request. */
+	void (*status_changed)(struct scpi_session *session, void *userdata);
+	void *status_userdata;
 };
 
 /* A growing response line, at most SCPI_RESPONSE_MAX bytes. */
@@ -76,8 +109,28 @@ void scpi_server_fini(struct scpi_server *server);
 /* The tree text with pbus-scpi's own commands appended (malloc'd). */
 char *scpi_tree_text_with_builtins(const char *text, size_t length, size_t *ret_length);
 
-int scpi_session_init(struct scpi_session *session, const struct scpi_server *server);
-void scpi_session_fini(struct scpi_session *session);
+/* A session's parser and state, registered with @server for the status
+ * model; _fini unregisters it. */
+int scpi_session_init(struct scpi_session *session, struct scpi_server *server);
+void scpi_session_fini(struct scpi_session *session, struct scpi_server *server);
+
+/* The session's IEEE 488.2 status byte (without MAV: responses are sent as
+ * they are made). */
+uint8_t scpi_session_stb(const struct scpi_session *session);
+
+/* --- status.c: STATus:QUEStionable and STATus:OPERation --- */
+
+/* Follow the tree's status sources through one subscription to pbusd, at
+ * most one notification per @interval_ms. 0, or pbus_client_subscribe()'s
+ * error (then the conditions stay 0). */
+int scpi_status_init(struct scpi_server *server, unsigned interval_ms);
+void scpi_status_fini(struct scpi_server *server);
+/* Take in the notifications that arrived (before a status query). */
+void scpi_status_refresh(struct scpi_server *server);
+void scpi_status_session_add(struct scpi_server *server, struct scpi_session *session);
+void scpi_status_session_remove(struct scpi_server *server, struct scpi_session *session);
+/* STATus:PRESet for one session. */
+void scpi_status_preset(struct scpi_session *session);
 
 /* Queue an error (SCPI-99 21.8: a full queue's newest entry becomes -350)
  * and set its ESR bit. */

@@ -461,6 +461,8 @@ static int type_arg(struct scan *sc, const struct pbus_scpi_param *p, const stru
 		a->data = t->data;
 		a->length = t->length;
 		return 0;
+	case PBUS_SCPI_KIND_NONE:
+		break; /* refused before any argument is read */
 	}
 	return error_at(sc, -100, t->start, "unknown parameter kind");
 }
@@ -503,6 +505,8 @@ static int scan_args(struct scan *sc, struct pbus_scpi_command *c, const struct 
 		goto counted;
 	if (!separated)
 		return error_at(sc, -102, sc->i, "'%c' after the header", peek(sc));
+	if (!common && c->param->kind == PBUS_SCPI_KIND_NONE)
+		return error_at(sc, -108, sc->i, "%s takes no parameter", c->param->name);
 	for (;;) {
 		struct token t;
 		if (scan_token(sc, &t))
@@ -557,6 +561,8 @@ counted:
 	if (c->query)
 		return 0;
 	const struct pbus_scpi_param *p = c->param;
+	if (p->kind == PBUS_SCPI_KIND_NONE)
+		return 0; /* an event command: no value */
 	size_t want = p->is_array && c->element < 0 ? p->count : 1;
 	if (c->arg_count == 0)
 		return error_at(sc, -109, sc->i, "%s needs a value", p->name);

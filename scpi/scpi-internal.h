@@ -33,6 +33,8 @@ struct pbus_scpi_tree {
 	size_t param_count;
 	struct pbus_scpi_mnemonic *mnemonics;
 	size_t mnemonic_count;
+	struct pbus_scpi_status_source *status;
+	size_t status_count;
 	struct scpi_node *nodes; /* nodes[0] is the root */
 	size_t node_count, node_capacity;
 	struct scpi_edge *edges; /* open addressing, capacity a power of two */

@@ -33,7 +33,7 @@
 
 #define PBUS_SCPI_MNEMONIC_MAX 12 /* SCPI-99 6.2.1, also character data */
 #define PBUS_SCPI_NODES_MAX 12
-#define PBUS_SCPI_TREE_VERSION 1
+#define PBUS_SCPI_TREE_VERSION 2
 
 enum pbus_scpi_access {
 	PBUS_SCPI_ACCESS_QUERY = 1,
@@ -49,6 +49,7 @@ enum pbus_scpi_kind {
 	PBUS_SCPI_KIND_STRING,
 	PBUS_SCPI_KIND_BYTES,
 	PBUS_SCPI_KIND_ENUM,
+	PBUS_SCPI_KIND_NONE,    /* an event command (`STATus:PRESet`): set-only, no value */
 };
 
 struct pbus_scpi_mnemonic {
@@ -72,6 +73,22 @@ struct pbus_scpi_param {
 	size_t mnemonic_count;
 };
 
+/* The status register a parameter drives a bit of (SCPI-99 chapter 9). */
+enum pbus_scpi_register {
+	PBUS_SCPI_REGISTER_QUESTIONABLE,
+	PBUS_SCPI_REGISTER_OPERATION,
+};
+
+/* A `status` record: condition bit @bit of @reg is set while parameter
+ * @index's alarm status is at least @min_status (1 minor, 2 major, 3
+ * invalid), or, when @min_status is 0, while its value is not zero. */
+struct pbus_scpi_status_source {
+	enum pbus_scpi_register reg;
+	unsigned bit;        /* 0..12 or 14 */
+	uint32_t index;      /* in the compiled schema */
+	unsigned min_status; /* enum pbus_status; 0: the value's truth */
+};
+
 struct pbus_scpi_tree;
 
 /* Load a tree file's text (length bytes, not NUL-terminated). On failure
@@ -85,6 +102,10 @@ uint64_t pbus_scpi_tree_schema_hash(const struct pbus_scpi_tree *tree);
 size_t pbus_scpi_tree_param_count(const struct pbus_scpi_tree *tree);
 /* Borrowed, valid as long as the tree; NULL when i is out of range. */
 const struct pbus_scpi_param *pbus_scpi_tree_param(const struct pbus_scpi_tree *tree, size_t i);
+size_t pbus_scpi_tree_status_count(const struct pbus_scpi_tree *tree);
+/* Borrowed, valid as long as the tree; NULL when i is out of range. */
+const struct pbus_scpi_status_source *pbus_scpi_tree_status(const struct pbus_scpi_tree *tree,
+							    size_t i);
 
 enum pbus_scpi_arg_kind {
 	PBUS_SCPI_ARG_NUMBER,    /* number (in the parameter's unit), integer if is_integer */

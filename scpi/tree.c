@@ -144,6 +144,7 @@ static const struct type_info TYPES[] = {
 	{"string", PBUS_SCPI_KIND_STRING, 0, 0},
 	{"bytes", PBUS_SCPI_KIND_BYTES, 0, 0},
 	{"enum", PBUS_SCPI_KIND_ENUM, 0, 0},
+	{"none", PBUS_SCPI_KIND_NONE, 0, 0},
 };
 
 /* A mnemonic as the tree writes it: upper-case head, lower-case tail (and
@@ -202,6 +203,8 @@ static int param_line(struct loader *l, char **f, int n)
 		p->access = PBUS_SCPI_ACCESS_BOTH;
 	else
 		return fail(l, "unknown access '%.20s'", f[4]);
+	if (p->kind == PBUS_SCPI_KIND_NONE && (p->is_array || p->access != PBUS_SCPI_ACCESS_SET))
+		return fail(l, "type 'none' is a scalar set-only command");
 	if (number(f[5], 65536, &v) < 0 || (v == 0) == p->is_array)
 		return fail(l, "bad count '%.20s'", f[5]);
 	p->count = (uint32_t)v;
@@ -332,8 +335,39 @@ static int header_line(struct loader *l, char **f, int n)
 	return 0;
 }
 
+/* status REGISTER BIT INDEX CONDITION */
+static int status_line(struct loader *l, char **f, int n)
+{
+	static const char *const LEVELS[] = {"nonzero", "minor", "major", "invalid"};
+	struct pbus_scpi_tree *tree = l->tree;
+	struct pbus_scpi_status_source *s = &tree->status[tree->status_count];
+	uint64_t v;
+	if (n != 5)
+		return fail(l, "'status' needs REGISTER BIT INDEX CONDITION");
+	if (strcmp(f[1], "questionable") == 0)
+		s->reg = PBUS_SCPI_REGISTER_QUESTIONABLE;
+	else if (strcmp(f[1], "operation") == 0)
+		s->reg = PBUS_SCPI_REGISTER_OPERATION;
+	else
+		return fail(l, "unknown status register '%.20s'", f[1]);
+	if (number(f[2], 14, &v) < 0 || v == 13)
+		return fail(l, "bad status bit '%.20s' (0 to 12, or 14)", f[2]);
+	s->bit = (unsigned)v;
+	if (number(f[3], UINT32_MAX, &v) < 0)
+		return fail(l, "bad parameter index '%.20s'", f[3]);
+	s->index = (uint32_t)v;
+	size_t k;
+	for (k = 0; k < 4 && strcmp(f[4], LEVELS[k]) != 0; k++)
+		;
+	if (k == 4)
+		return fail(l, "unknown status condition '%.20s'", f[4]);
+	s->min_status = (unsigned)k;
+	tree->status_count++;
+	return 0;
+}
+
 static int load_lines(struct loader *l, const char *text, size_t length, bool count_only,
-		      size_t *params, size_t *mnemonics, size_t *nodes)
+		      size_t *params, size_t *mnemonics, size_t *nodes, size_t *status)
 {
 	char line[LINE_MAX_BYTES + 1];
 	size_t pos = 0;
@@ -387,6 +421,8 @@ static int load_lines(struct loader *l, const char *text, size_t length, bool co
 			r = count_only ? ((*mnemonics)++, 0) : enum_line(l, f, n);
 		else if (strcmp(f[0], "header") == 0)
 			r = count_only ? ((*nodes) += PBUS_SCPI_NODES_MAX, 0) : header_line(l, f, n);
+		else if (strcmp(f[0], "status") == 0)
+			r = count_only ? ((*status)++, 0) : status_line(l, f, n);
 		else
 			r = fail(l, "unknown record '%.20s'", f[0]);
 		if (r < 0)
@@ -408,8 +444,8 @@ int pbus_scpi_tree_load(const char *text, size_t length, struct pbus_scpi_tree *
 	if (!tree)
 		return -ENOMEM;
 	struct loader l = {tree, 0, error, error_size};
-	size_t params = 0, mnemonics = 0, nodes = 1;
-	int r = load_lines(&l, text, length, true, &params, &mnemonics, &nodes);
+	size_t params = 0, mnemonics = 0, nodes = 1, status = 0;
+	int r = load_lines(&l, text, length, true, &params, &mnemonics, &nodes, &status);
 	if (r < 0)
 		goto out;
 	/* Each node inserts at most four edges; keep the table at most half full. */
@@ -420,8 +456,9 @@ int pbus_scpi_tree_load(const char *text, size_t length, struct pbus_scpi_tree *
 	tree->mnemonics = calloc(mnemonics ? mnemonics : 1, sizeof(*tree->mnemonics));
 	tree->nodes = calloc(nodes, sizeof(*tree->nodes));
 	tree->edges = calloc(capacity, sizeof(*tree->edges));
+	tree->status = calloc(status ? status : 1, sizeof(*tree->status));
 	r = -ENOMEM;
-	if (!tree->params || !tree->mnemonics || !tree->nodes || !tree->edges)
+	if (!tree->params || !tree->mnemonics || !tree->nodes || !tree->edges || !tree->status)
 		goto out;
 	tree->node_capacity = nodes;
 	tree->node_count = 1;
@@ -429,7 +466,7 @@ int pbus_scpi_tree_load(const char *text, size_t length, struct pbus_scpi_tree *
 	tree->edge_capacity = capacity;
 	for (size_t i = 0; i < capacity; i++)
 		tree->edges[i].parent = SCPI_NONE;
-	r = load_lines(&l, text, length, false, NULL, NULL, NULL);
+	r = load_lines(&l, text, length, false, NULL, NULL, NULL, NULL);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < tree->param_count; i++)
@@ -453,6 +490,7 @@ void pbus_scpi_tree_free(struct pbus_scpi_tree *tree)
 	free(tree->mnemonics);
 	free(tree->nodes);
 	free(tree->edges);
+	free(tree->status);
 	free(tree);
 }
 
@@ -469,4 +507,15 @@ size_t pbus_scpi_tree_param_count(const struct pbus_scpi_tree *tree)
 const struct pbus_scpi_param *pbus_scpi_tree_param(const struct pbus_scpi_tree *tree, size_t i)
 {
 	return tree && i < tree->param_count ? &tree->params[i] : NULL;
+}
+
+size_t pbus_scpi_tree_status_count(const struct pbus_scpi_tree *tree)
+{
+	return tree ? tree->status_count : 0;
+}
+
+const struct pbus_scpi_status_source *pbus_scpi_tree_status(const struct pbus_scpi_tree *tree,
+							    size_t i)
+{
+	return tree && i < tree->status_count ? &tree->status[i] : NULL;
 }

@@ -274,7 +274,13 @@ static int tick(struct psu *psu, struct pbus_batch *measurements, struct model *
 	now = (uint64_t)now_ts.tv_sec * 1000000000u + (uint64_t)now_ts.tv_nsec;
 	{
 		const struct measurement meas = {v, i, temperature};
-		const uint32_t status[3] = {PBUS_STATUS_OK, current_status, temperature_status};
+		/* An over-voltage trip makes the voltage reading questionable
+		 * (major): SCPI's STATus:QUEStionable VOLTage bit. */
+		const uint32_t voltage_status =
+			m->state == PSU_OUTPUT_STATE_TRIPPED && m->cause == PSU_TRIP_CAUSE_OVER_VOLTAGE
+				? PBUS_STATUS_MAJOR
+				: PBUS_STATUS_OK;
+		const uint32_t status[3] = {voltage_status, current_status, temperature_status};
 
 		r = pbus_batch_write(measurements, &meas, status, now);
 		if (r < 0)

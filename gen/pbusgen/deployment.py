@@ -35,6 +35,7 @@ SPEC_NAME = "parambus.deployment"
 STRING = "string"
 NUMBER = "number"           # a number in the parameter's (element) type
 INTEGER = "integer"         # a plain integer, 1..65536
+STATUS_BIT = "status bit"   # a SCPI status register bit: 0..12 or 14
 BOOLEAN = "boolean"
 CHOICE = "choice"
 VALUE = "value"             # a value of the parameter
@@ -70,6 +71,9 @@ KEYS: Dict[str, Key] = {k.name: k for k in (
     Key("ScpiKeyword", STRING, ANY, False),
     Key("ScpiAccess", CHOICE, ANY, False, ("query", "set", "both")),
     Key("ScpiEnum", STRING, ENUM, False),
+    Key("ScpiQuestionable", STATUS_BIT, ANY, False),
+    Key("ScpiQuestionableLevel", CHOICE, ANY, False, ("minor", "major", "invalid")),
+    Key("ScpiOperation", STATUS_BIT, ANY, False),
 )}
 
 # The keys of a `method NAME { ... }` section (methods.md, docs/deployment-
@@ -356,6 +360,15 @@ def integer(v: S.DValue, key: str, where: str) -> int:
     if v.kind != "int" or not 1 <= v.value <= SIZE_LIMIT:
         raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected an "
                               f"integer from 1 to {SIZE_LIMIT}")
+    return v.value
+
+
+def status_bit(v: S.DValue, key: str, where: str) -> int:
+    """A bit of a SCPI status register a parameter may drive: 0 to 12 and
+    14 (SCPI-99 9.3: 13 is the INSTrument summary, 15 is never used)."""
+    if v.kind != "int" or not (0 <= v.value <= 12 or v.value == 14):
+        raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected a status "
+                              "register bit: 0 to 12, or 14")
     return v.value
 
 

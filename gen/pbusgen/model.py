@@ -379,6 +379,9 @@ class Parameter:
     scpi_keyword: Optional[str] = None
     scpi_access: Optional[str] = None   # "query", "set", "both" when written
     scpi_enum: Optional[str] = None
+    # "ScpiQuestionable" / "ScpiOperation" -> the status register bit it drives
+    scpi_status: Dict[str, int] = field(default_factory=dict)
+    scpi_questionable_level: Optional[str] = None   # "minor" (default), "major", "invalid"
     scpi: Any = None                    # a scpi.Command once checked
     attribute: Optional[Attribute] = None
     franca_type: Optional[Type] = None

@@ -205,6 +205,10 @@ class _Builder:
                 p.scpi_access = D.choice(v, spec, where)
             elif key == "ScpiEnum":
                 p.scpi_enum = D.string(v, key, where)
+            elif key in ("ScpiQuestionable", "ScpiOperation"):
+                p.scpi_status[key] = D.status_bit(v, key, where)
+            elif key == "ScpiQuestionableLevel":
+                p.scpi_questionable_level = D.choice(v, spec, where)
             else:
                 raise AssertionError(key)
         p.hw = D.hw_binding(props, where)

@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from .errors import GenError, Location, shown
-from .model import EnumValue, Model, Parameter
+from .model import INT_RANGES, EnumValue, Model, Parameter
 
 TREE_FORMAT = "pbus-scpi-tree"
-TREE_VERSION = 1
+TREE_VERSION = 2
 MAX_MNEMONIC = 12           # SCPI-99 6.2.1: at most 12 characters
 MAX_NODES = 12
 MAX_OPTIONAL = 6            # 64 header forms at most per keyword
 MAX_SUFFIX = 999999
 ANY_SUFFIX = None           # Node.suffix of `#`
+INTEGER_ELEMENTS = set(INT_RANGES) | {"enum"}
 
 _NODE = re.compile(r"([A-Z]+)([a-z]*)(#|[1-9][0-9]*)?")
 _ENUM_MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*[a-z0-9_]*")
@@ -251,11 +252,44 @@ def _example(path: Tuple[Node, ...]) -> str:
                                str(n.suffix) if n.written_suffix else "") for n in path)
 
 
+# The status registers a parameter may drive (SCPI-99 chapter 9) and the key
+# of each; the names as the tree file writes them.
+STATUS_KEYS = (("ScpiQuestionable", "questionable"), ("ScpiOperation", "operation"))
+
+
+def _check_status(p: Parameter) -> None:
+    where = f"'{p.name}'"
+    if "ScpiQuestionableLevel" in p.origins and "ScpiQuestionable" not in p.scpi_status:
+        raise GenError(p.origins["ScpiQuestionableLevel"],
+                       f"'ScpiQuestionableLevel' of {where} needs 'ScpiQuestionable' "
+                       "in the same section")
+    for key in p.scpi_status:
+        loc = _key_loc(p, key)
+        if p.no_read or p.no_subscriptions:
+            raise GenError(loc, f"'{key}' of {where}: pbus-scpi follows the parameter "
+                                "through a subscription, and it is "
+                                f"{'noRead' if p.no_read else 'noSubscriptions'}")
+    if "ScpiOperation" in p.scpi_status:
+        if p.is_array or (p.element != "bool" and p.element not in INTEGER_ELEMENTS):
+            raise GenError(_key_loc(p, "ScpiOperation"),
+                           f"'ScpiOperation' of {where}: the bit follows a Boolean, "
+                           f"integer or enumeration value, and {where} is of type {p.type}")
+
+
+def status_condition(p: Parameter, key: str) -> str:
+    """What sets the bit that `key` gives: an alarm status at least this
+    one, or ('nonzero') the value itself."""
+    if key == "ScpiOperation":
+        return "nonzero"
+    return p.scpi_questionable_level or "minor"
+
+
 def check(model: Model) -> List[Command]:
     """Parse and check every parameter's SCPI keys; returns the commands in
     parameter order (also kept as each parameter's `scpi`)."""
     commands: List[Command] = []
     for p in model.parameters:
+        _check_status(p)
         if p.scpi_keyword is None:
             for key in ("ScpiAccess", "ScpiEnum"):
                 if key in p.origins:
@@ -327,6 +361,11 @@ def render_tree(model: Model, schema_hash: int) -> str:
             lines.append(f"enum {p.index} {value} {mnemonic}")
         for path in cmd.paths():
             lines.append(f"header {p.index} " + ":".join(n.text() for n in path))
+    for p in model.parameters:
+        for key, register in STATUS_KEYS:
+            if key in p.scpi_status:
+                lines.append(f"status {register} {p.scpi_status[key]} {p.index} "
+                             f"{status_condition(p, key)}")
     return "\n".join(lines) + "\n"
 
 
@@ -428,4 +467,33 @@ def render_reference(model: Model) -> str:
                 out.append(f"- Default: `{default}`")
             else:
                 out.append(f"- Default: `{_value(default)}`")
+    out += _status_reference(model)
     return "\n".join(out) + "\n"
+
+
+_LEVEL_WORDS = {"minor": "minor, major or invalid", "major": "major or invalid",
+                "invalid": "invalid"}
+
+
+def _status_reference(model: Model) -> List[str]:
+    out = ["", "## Status reporting", "",
+           "`STATus:QUEStionable` and `STATus:OPERation` (SCPI-99 chapter 9), each with "
+           "`[:EVENt]?`, `:CONDition?`, `:ENABle`, `:PTRansition`, `:NTRansition`; "
+           "`STATus:PRESet`. Their summaries are bits 3 (QUEStionable) and 7 "
+           "(OPERation) of the status byte. The condition bits:", ""]
+    rows = []
+    for p in model.parameters:
+        for key, register in STATUS_KEYS:
+            if key in p.scpi_status:
+                cond = status_condition(p, key)
+                why = ("the value is not zero (ON)" if cond == "nonzero" else
+                       f"the alarm status is {_LEVEL_WORDS[cond]}")
+                rows.append((register, p.scpi_status[key], p.name, why))
+    if not rows:
+        return out[:-1] + [out[-1].replace(" The condition bits:", " No parameter drives "
+                                           "a condition bit.")]
+    out += ["| Register | Bit | Parameter | Set while |", "|---|---|---|---|"]
+    for register, bit, name, why in sorted(rows, key=lambda r: (r[0] != "questionable", r[1])):
+        word = "QUEStionable" if register == "questionable" else "OPERation"
+        out.append(f"| {word} | {bit} ({1 << bit}) | `{name}` | {why} |")
+    return out

@@ -105,6 +105,27 @@ def depl(body: str) -> str:
     ('attribute pair { ScpiKeyword = "PAIR" }',
      "d.fdepl:3:18: error: 'ScpiKeyword' applies to the fields of struct 'pair'; put it "
      "in a 'field NAME { ... }' section"),
+    ('attribute v { ScpiQuestionable = 13 }',
+     "d.fdepl:3:34: error: 'ScpiQuestionable' of 'v': found 13, expected a status register "
+     "bit: 0 to 12, or 14"),
+    ('attribute v { ScpiOperation = true }',
+     "d.fdepl:3:31: error: 'ScpiOperation' of 'v': found true, expected a status register "
+     "bit: 0 to 12, or 14"),
+    ('attribute v { ScpiQuestionable = 1 ScpiQuestionableLevel = bad }',
+     "d.fdepl:3:60: error: 'ScpiQuestionableLevel' of 'v': found bad, expected one of "
+     "minor, major, invalid"),
+    ('attribute v { ScpiQuestionableLevel = major }',
+     "d.fdepl:3:15: error: 'ScpiQuestionableLevel' of 'v' needs 'ScpiQuestionable' in "
+     "the same section"),
+    ('attribute v { ScpiOperation = 3 }',
+     "d.fdepl:3:15: error: 'ScpiOperation' of 'v': the bit follows a Boolean, integer or "
+     "enumeration value, and 'v' is of type double"),
+    ('attribute arr { ScpiOperation = 3 }',
+     "d.fdepl:3:17: error: 'ScpiOperation' of 'arr': the bit follows a Boolean, integer or "
+     "enumeration value, and 'arr' is of type uint8[]"),
+    ('attribute n { ScpiQuestionable = 2 }',
+     "d.fdepl:3:15: error: 'ScpiQuestionable' of 'n': pbus-scpi follows the parameter "
+     "through a subscription, and it is noRead"),
 ])
 def test_key_errors(error_of, body, message):
     assert error_of({"i.fidl": FIDL, "d.fdepl": depl(body)}, "d.fdepl") == message
@@ -171,6 +192,28 @@ def test_keys_warned_where_not_implemented(tmp_path, monkeypatch):
     assert [str(w) for w in diag.warnings] == [
         "d.fdepl:3:14: warning: key 'ScpiKeyword' belongs to the reserved namespace "
         "'Scpi' and is not implemented yet; ignored"]
+
+
+def test_status_records(tmp_path):
+    """`ScpiQuestionable`/`ScpiOperation` become the tree's `status` lines, on
+    parameters with or without a keyword, and the reference lists them."""
+    body = ('attribute v { ScpiQuestionable = 0 }\n'
+            'attribute w { ScpiKeyword = "W" ScpiQuestionable = 0 ScpiQuestionableLevel = major }\n'
+            'attribute mode { ScpiOperation = 14 }\n'
+            'attribute r1 { ScpiOperation = 8 ScpiQuestionable = 9 '
+            'ScpiQuestionableLevel = invalid }')
+    (tmp_path / "i.fidl").write_text(FIDL)
+    (tmp_path / "d.fdepl").write_text(depl(body))
+    tree, ref = tmp_path / "t.scpi", tmp_path / "t.md"
+    assert cli.main(["--scpi", str(tree), "--scpi-reference", str(ref),
+                     str(tmp_path / "d.fdepl")]) == 0
+    status = [ln for ln in tree.read_text().splitlines() if ln.startswith("status ")]
+    assert status == ["status questionable 0 0 minor", "status questionable 0 1 major",
+                      "status operation 14 4 nonzero", "status questionable 9 6 invalid",
+                      "status operation 8 6 nonzero"]
+    text = ref.read_text()
+    assert "| QUEStionable | 9 (512) | `r1` | the alarm status is invalid |" in text
+    assert "| OPERation | 14 (16384) | `mode` | the value is not zero (ON) |" in text
 
 
 def test_defaults_and_forms(model_of):

@@ -238,11 +238,11 @@ static void refused(const char *text, const char *reason)
 
 static void loader(void)
 {
-	const char *head = "pbus-scpi-tree 1\nschema 0000000000000001\n";
+	const char *head = "pbus-scpi-tree 2\nschema 0000000000000001\n";
 	char buf[512];
-	refused("pbus-scpi-tree 2\nschema 0000000000000001\n", "line 1: unsupported version");
+	refused("pbus-scpi-tree 1\nschema 0000000000000001\n", "line 1: unsupported version");
 	refused("hello\n", "line 1: not a pbus-scpi-tree file");
-	refused("pbus-scpi-tree 1\nschema 0000000000000001", "line 2: no newline");
+	refused("pbus-scpi-tree 2\nschema 0000000000000001", "line 2: no newline");
 	snprintf(buf, sizeof(buf), "%sparam 0 x double both 0\nheader 1 X\n", head);
 	refused(buf, "line 4: 'header' does not follow");
 	snprintf(buf, sizeof(buf), "%sparam 0 x double both 0\nheader 0 volt\n", head);
@@ -261,6 +261,45 @@ static void loader(void)
 	refused(buf, "has no 'enum' lines");
 	snprintf(buf, sizeof(buf), "%sparam 0 x foo both 0\n", head);
 	refused(buf, "line 3: unknown type 'foo'");
+	snprintf(buf, sizeof(buf), "%sparam 0 x none query 0\n", head);
+	refused(buf, "line 3: type 'none' is a scalar set-only command");
+	snprintf(buf, sizeof(buf), "%sstatus questionable 13 0 minor\n", head);
+	refused(buf, "line 3: bad status bit '13'");
+	snprintf(buf, sizeof(buf), "%sstatus standard 1 0 minor\n", head);
+	refused(buf, "line 3: unknown status register 'standard'");
+	snprintf(buf, sizeof(buf), "%sstatus operation 1 0 bad\n", head);
+	refused(buf, "line 3: unknown status condition 'bad'");
+	snprintf(buf, sizeof(buf), "%sstatus operation 1 0\n", head);
+	refused(buf, "line 3: 'status' needs REGISTER BIT INDEX CONDITION");
+
+	/* status records and an event command (type none) */
+	struct pbus_scpi_tree *t = NULL;
+	char error[128] = "";
+	snprintf(buf, sizeof(buf),
+		 "%sparam 7 p none set 0\nheader 7 STATus:PRESet\n"
+		 "status questionable 4 3 major\nstatus operation 14 5 nonzero\n", head);
+	REQUIRE_EQ(pbus_scpi_tree_load(buf, strlen(buf), &t, error, sizeof(error)), 0);
+	CHECK_EQ(pbus_scpi_tree_status_count(t), 2);
+	const struct pbus_scpi_status_source *q = pbus_scpi_tree_status(t, 0);
+	const struct pbus_scpi_status_source *o = pbus_scpi_tree_status(t, 1);
+	REQUIRE(q && o && pbus_scpi_tree_status(t, 2) == NULL);
+	CHECK_EQ(q->reg, PBUS_SCPI_REGISTER_QUESTIONABLE);
+	CHECK_EQ(q->bit, 4);
+	CHECK_EQ(q->index, 3);
+	CHECK_EQ(q->min_status, 2);
+	CHECK_EQ(o->reg, PBUS_SCPI_REGISTER_OPERATION);
+	CHECK_EQ(o->bit, 14);
+	CHECK_EQ(o->min_status, 0);
+	struct pbus_scpi_parser *parser;
+	REQUIRE_EQ(pbus_scpi_parser_new(t, 256, 4, 4, &parser), 0);
+	struct pbus_scpi_result r;
+	CHECK_EQ(pbus_scpi_parse(parser, "STAT:PRES\n", 10, &r), 0);
+	CHECK_EQ(r.command_count, 1);
+	CHECK_EQ(r.commands[0].arg_count, 0);
+	CHECK_EQ(pbus_scpi_parse(parser, "STAT:PRES 1\n", 12, &r), -108);
+	CHECK_EQ(pbus_scpi_parse(parser, "STAT:PRES?\n", 11, &r), -113);
+	pbus_scpi_parser_free(parser);
+	pbus_scpi_tree_free(t);
 	CHECK(pbus_scpi_tree_schema_hash(tree) != 0);
 	CHECK_EQ(pbus_scpi_tree_param_count(tree), 16);
 	CHECK(pbus_scpi_tree_param(tree, 16) == NULL);

@@ -653,7 +653,7 @@ static int run_query(struct scpi_server *server, struct scpi_session *session,
 
 /* --- common commands (IEEE 488.2 chapter 10) -------------------------------- */
 
-static uint8_t status_byte(const struct scpi_session *session)
+uint8_t scpi_session_stb(const struct scpi_session *session)
 {
 	uint8_t stb = 0;
 	if (session->error_count)
@@ -766,7 +766,7 @@ static int run_common(struct scpi_server *server, struct scpi_session *session,
 		session->esr = 0;
 	} else if (strcmp(n, "*STB") == 0) {
 		out_begin(out);
-		pbus_scpi_format_nr1(buf, sizeof(buf), status_byte(session));
+		pbus_scpi_format_nr1(buf, sizeof(buf), scpi_session_stb(session));
 		out_text(out, buf);
 	} else if (strcmp(n, "*OPC") == 0) {
 		/* Every earlier setting was acknowledged by pbusd: complete. */

@@ -59,6 +59,11 @@ struct scpi_session {
 	size_t error_first, error_count;
 	uint8_t esr, ese, sre;
 	bool psc;
+	/* Told when the session's status byte may have changed (after each
+	 * program message, and by the status registers): HiSLIP sends its
+	 * service requests from it (hislip.c). NULL when nobody listens. */
+	void (*status_changed)(struct scpi_session *session, void *userdata);
+	void *status_userdata;
 };
 
 /* A growing response line, at most SCPI_RESPONSE_MAX bytes. */
@@ -78,6 +83,10 @@ char *scpi_tree_text_with_builtins(const char *text, size_t length, size_t *ret_
 
 int scpi_session_init(struct scpi_session *session, const struct scpi_server *server);
 void scpi_session_fini(struct scpi_session *session);
+
+/* The session's IEEE 488.2 status byte as *STB? reads it (MSS in bit 6,
+ * MAV never: a response is not queued inside pbus-scpi). */
+uint8_t scpi_session_stb(const struct scpi_session *session);
 
 /* Queue an error (SCPI-99 21.8: a full queue's newest entry becomes -350)
  * and set its ESR bit. */

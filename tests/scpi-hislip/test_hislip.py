@@ -352,6 +352,7 @@ def test_two_sessions(server):
     a.write("NOPE")
     check(a.read_stb() & 0x04 and not b.read_stb() & 0x04, "each session its own error queue")
     b.write("VOLT 9")
+    check(b.query("*OPC?") == "1", "b's setting done")  # two sockets: no order between them otherwise
     check(a.query("VOLT?") == "9.0", "one instrument: a setting of one is read by the other")
     results = {}
 

@@ -249,8 +249,25 @@ static bool conn_flush(struct hislip_server *h, struct conn *c)
 		}
 		c->out_sent += (size_t)n;
 	}
-	if (c->out_sent == c->out_length)
+	if (c->out_sent == c->out_length) {
 		c->out_length = c->out_sent = 0;
+	} else if (c->out_sent >= 65536) {
+		/* a client that never quite catches up: move the unsent frames to
+		 * the front (the buffer always starts at a frame, drop_unsent()
+		 * walks it), so the buffer stays as big as what is pending */
+		size_t pos = 0;
+		for (;;) {
+			struct hislip_header hd;
+			hislip_header_decode(c->out + pos, &hd);
+			size_t next = pos + HISLIP_HEADER_SIZE + (size_t)hd.length;
+			if (next > c->out_sent)
+				break;
+			pos = next;
+		}
+		memmove(c->out, c->out + pos, c->out_length - pos);
+		c->out_length -= pos;
+		c->out_sent -= pos;
+	}
 	return true;
 }
 

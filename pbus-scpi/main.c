@@ -29,15 +29,18 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "hislip.h"
 #include "pbus-scpi.h"
 
 static const char usage[] =
 	"Usage: pbus-scpi --instance NAME [OPTIONS]\n"
 	"\n"
 	"Serve a parambus instance's SCPI command tree over raw TCP (the LXI\n"
-	"\"socket\" convention, port 5025): IEEE 488.2 common commands, SYSTem:ERRor?\n"
-	"and one error queue per client. pbus-scpi is a client of pbusd like any\n"
-	"other: what it may write is what its user may write (docs/service.md).\n"
+	"\"socket\" convention, port 5025) and HiSLIP (IVI-6.1, port 4880: status\n"
+	"byte, device clear and service requests for VISA): IEEE 488.2 common\n"
+	"commands, SYSTem:ERRor? and one error queue per client. pbus-scpi is a\n"
+	"client of pbusd like any other: what it may write is what its user may\n"
+	"write (docs/service.md).\n"
 	"\n"
 	"Options:\n"
 	"  -i, --instance NAME      the instance (required)\n"
@@ -45,13 +48,17 @@ static const char usage[] =
 	"                           (default: /etc/parambus/NAME.scpi)\n"
 	"  -L, --listen ADDR:PORT   where to listen (default 127.0.0.1:5025; use\n"
 	"                           0.0.0.0:5025 or [::]:5025 for the network)\n"
+	"  -H, --hislip ADDR:PORT   where to serve HiSLIP (IVI-6.1, VISA resource\n"
+	"                           TCPIP::HOST::hislip0::INSTR; default 127.0.0.1:4880),\n"
+	"                           or \"off\"\n"
 	"  -s, --socket-dir DIR     pbusd's socket folder (default: the usual search)\n"
-	"  -c, --max-clients N      clients at once (default 16)\n"
+	"  -c, --max-clients N      clients at once (default 16), and as many HiSLIP sessions\n"
 	"  -m, --max-line BYTES     longest program message (default 65536)\n"
 	"  -T, --idle-timeout S     close a client silent for S seconds (default 0: never)\n"
 	"      --status-interval MS follow the parameters behind STATus:QUEStionable and\n"
 	"                           :OPERation at most every MS ms (default 50)\n"
-	"      --notify-fd FD       write \"PORT=N\\nREADY=1\\n\" to FD when listening, then close it\n"
+	"      --notify-fd FD       write \"PORT=N\\nHISLIP_PORT=N\\nREADY=1\\n\" to FD when\n"
+	"                           listening, then close it\n"
 	"  -l, --log-level LEVEL    error, warning, info (default) or debug\n"
 	"  -h, --help               show this help\n"
 	"  -V, --version            show the version\n"
@@ -60,6 +67,8 @@ static const char usage[] =
 	"  pbus-scpi --instance psu --tree build/dev/examples/psu/psu.scpi\n"
 	"  pbus-scpi --instance psu --listen 0.0.0.0:5025 --max-clients 4 --idle-timeout 600\n"
 	"  printf '*IDN?\\nSOUR:VOLT 1500 mV;VOLT?\\n' | nc -q1 127.0.0.1 5025\n"
+	"  python3 -c \"import pyvisa; print(pyvisa.ResourceManager('@py')\n"
+	"      .open_resource('TCPIP::127.0.0.1::hislip0::INSTR').query('*IDN?'))\"\n"
 	"\n"
 	"Exit status: 0 after SIGTERM/SIGINT, 1 on an error (no tree, no pbusd,\n"
 	"schema mismatch, address in use), 2 on a usage error.\n";
@@ -87,6 +96,8 @@ struct daemon {
 
 /* epoll data: small numbers are the fixed sources, others conn index + 16 */
 enum { SOURCE_LISTEN = 1, SOURCE_SIGNAL = 2, SOURCE_PBUSD = 3, SOURCE_CONN = 16 };
+/* HiSLIP's sources (hislip.c) are numbered from here up */
+#define SOURCE_HISLIP (UINT64_C(1) << 32)
 
 static int parse_listen(const char *text, struct sockaddr_storage *addr, socklen_t *len)
 {
@@ -344,13 +355,14 @@ static int parse_count(const char *opt, const char *text, unsigned long min, uns
 int main(int argc, char **argv)
 {
 	const char *instance = NULL, *tree_path = NULL, *listen_text = "127.0.0.1:5025",
-		   *socket_dir = NULL;
+		   *socket_dir = NULL, *hislip_text = "127.0.0.1:4880";
 	unsigned long max_clients = 16, max_line = 65536, idle = 0, notify_fd = ULONG_MAX,
 		      status_interval = 50;
 	static const struct option longopts[] = {
 		{"instance", required_argument, NULL, 'i'},
 		{"tree", required_argument, NULL, 't'},
 		{"listen", required_argument, NULL, 'L'},
+		{"hislip", required_argument, NULL, 'H'},
 		{"socket-dir", required_argument, NULL, 's'},
 		{"max-clients", required_argument, NULL, 'c'},
 		{"max-line", required_argument, NULL, 'm'},
@@ -364,11 +376,12 @@ int main(int argc, char **argv)
 	};
 	log_set_program("pbus-scpi");
 	int opt;
-	while ((opt = getopt_long(argc, argv, "i:t:L:s:c:m:T:l:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:t:L:H:s:c:m:T:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': instance = optarg; break;
 		case 't': tree_path = optarg; break;
 		case 'L': listen_text = optarg; break;
+		case 'H': hislip_text = optarg; break;
 		case 's': socket_dir = optarg; break;
 		case 'c':
 			if (parse_count("max-clients", optarg, 1, 4096, &max_clients) < 0)
@@ -417,6 +430,13 @@ int main(int argc, char **argv)
 	if (parse_listen(listen_text, &addr, &addr_len) < 0) {
 		fprintf(stderr, "pbus-scpi: --listen '%s': use ADDRESS:PORT (127.0.0.1:5025, [::]:5025)\n",
 			listen_text);
+		return 2;
+	}
+	struct sockaddr_storage hislip_addr;
+	socklen_t hislip_addr_len = 0;
+	if (strcmp(hislip_text, "off") != 0 && parse_listen(hislip_text, &hislip_addr, &hislip_addr_len) < 0) {
+		fprintf(stderr, "pbus-scpi: --hislip '%s': use ADDRESS:PORT (127.0.0.1:4880, [::]:4880) or off\n",
+			hislip_text);
 		return 2;
 	}
 	char default_tree[PATH_MAX];
@@ -505,11 +525,27 @@ int main(int argc, char **argv)
 	ev.data.u64 = SOURCE_PBUSD;
 	epoll_ctl(d.epoll, EPOLL_CTL_ADD, pbus_client_fd(client), &ev);
 
+	struct hislip_server *hislip = NULL;
+	if (hislip_addr_len) {
+		struct hislip_options ho = {.max_sessions = max_clients, .max_message = max_line,
+					    .idle_timeout = (unsigned)idle};
+		rc = hislip_server_new(&d.server, d.epoll, SOURCE_HISLIP, (struct sockaddr *)&hislip_addr,
+				       hislip_addr_len, &ho, &hislip);
+		if (rc < 0) {
+			log_msg(LOG_ERROR, "HiSLIP on %s: %s", hislip_text, strerror(-rc));
+			return 1;
+		}
+		log_msg(LOG_INFO, "HiSLIP on %s (port %u)", hislip_text, hislip_server_port(hislip));
+	}
+
 	log_msg(LOG_INFO, "instance %s, tree %s: listening on %s (port %u)", instance, tree_path,
 		listen_text, port);
 	if (notify_fd != ULONG_MAX) {
-		char msg[64];
-		int n = snprintf(msg, sizeof(msg), "PORT=%u\nREADY=1\n", port);
+		char msg[96];
+		int n = snprintf(msg, sizeof(msg), "PORT=%u\n", port);
+		if (hislip)
+			n += snprintf(msg + n, sizeof(msg) - (size_t)n, "HISLIP_PORT=%u\n", hislip_server_port(hislip));
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, "READY=1\n");
 		if (write((int)notify_fd, msg, (size_t)n) != n)
 			log_msg(LOG_WARNING, "write to --notify-fd %lu: %s", notify_fd, strerror(errno));
 		close((int)notify_fd);
@@ -533,6 +569,8 @@ int main(int argc, char **argv)
 				if (read(d.signal_fd, &si, sizeof(si)) > 0)
 					log_msg(LOG_INFO, "signal %u: stopping", si.ssi_signo);
 				running = false;
+			} else if (src >= SOURCE_HISLIP) {
+				hislip_server_dispatch(hislip, src, events[i].events);
 			} else if (src == SOURCE_PBUSD) {
 				int r = pbus_client_dispatch(client);
 				if (r < 0)
@@ -553,9 +591,12 @@ int main(int argc, char **argv)
 		}
 		if (n <= 0 && !pbus_client_connected(client))
 			pbus_client_dispatch(client);
-		if (d.idle_timeout)
+		if (d.idle_timeout) {
 			close_idle(&d);
+			hislip_server_close_idle(hislip);
+		}
 	}
+	hislip_server_free(hislip);
 	for (size_t i = 0; i < d.max_clients; i++)
 		if (d.conns[i].used)
 			conn_close(&d, &d.conns[i], "shutdown");

@@ -88,8 +88,9 @@ struct scpi_session {
 	bool psc;
 	struct scpi_register reg[2];  /* [SCPI_REG_QUES], [SCPI_REG_OPER] */
 	struct scpi_session *next;    /* in scpi_server.sessions */
-	/* Called when the session's event registers changed outside a message
-	 * (a condition change): a HiSLIP session may owe a service request. */
+	/* Told when the session's status byte may have changed (after each
+	 * program message, and by the status registers): HiSLIP sends its
+	 * service requests from it (hislip.c). NULL when nobody listens. */
 	void (*status_changed)(struct scpi_session *session, void *userdata);
 	void *status_userdata;
 };
@@ -114,10 +115,6 @@ char *scpi_tree_text_with_builtins(const char *text, size_t length, size_t *ret_
 int scpi_session_init(struct scpi_session *session, struct scpi_server *server);
 void scpi_session_fini(struct scpi_session *session, struct scpi_server *server);
 
-/* The session's IEEE 488.2 status byte (without MAV: responses are sent as
- * they are made). */
-uint8_t scpi_session_stb(const struct scpi_session *session);
-
 /* --- status.c: STATus:QUEStionable and STATus:OPERation --- */
 
 /* Follow the tree's status sources through one subscription to pbusd, at
@@ -131,6 +128,10 @@ void scpi_status_session_add(struct scpi_server *server, struct scpi_session *se
 void scpi_status_session_remove(struct scpi_server *server, struct scpi_session *session);
 /* STATus:PRESet for one session. */
 void scpi_status_preset(struct scpi_session *session);
+
+/* The session's IEEE 488.2 status byte as *STB? reads it (MSS in bit 6,
+ * MAV never: a response is not queued inside pbus-scpi). */
+uint8_t scpi_session_stb(const struct scpi_session *session);
 
 /* Queue an error (SCPI-99 21.8: a full queue's newest entry becomes -350)
  * and set its ESR bit. */

@@ -59,7 +59,7 @@ def scpi(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
     log_path = os.path.join(pbus_tmp, f"pbus-scpi-{pbus_instance.name}.log")
     log = open(log_path, "ab")
     proc = subprocess.Popen([program, "--instance", pbus_instance.name, "--tree", tree,
-                             "--socket-dir", pbus_instance.sock_dir, "--listen", "127.0.0.1:0",
+                             "--socket-dir", pbus_instance.sock_dir, "--listen", "127.0.0.1:0", "--hislip", "off",
                              "--max-clients", "4", "--max-line", "1024", "--notify-fd", str(w)],
                             pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     os.close(w)

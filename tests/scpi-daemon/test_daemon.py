@@ -216,7 +216,8 @@ def test_two_clients(scpi):
     a.write("FOO")
     check(b.query("SYST:ERR:COUN?") == "0", "b has its own queue")
     check(a.query("SYST:ERR:COUN?") == "1", "a has its error")
-    b.write("VOLT 9")
+    # *OPC? answers once b's setting is done, so a's query comes after it
+    check(b.query("VOLT 9;*OPC?") == "1", "b's setting completes")
     check(a.query("VOLT?") == "9.0", "a sees b's setting")
 
 

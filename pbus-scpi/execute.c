@@ -270,6 +270,24 @@ static void format_element(struct scpi_response *out, const struct pbus_scpi_par
 			   unsigned type, const unsigned char *p)
 {
 	char buf[64];
+	if (param->unit[0] && param->unit_factor != 1.0 &&
+	    (param->kind == PBUS_SCPI_KIND_INTEGER || param->kind == PBUS_SCPI_KIND_REAL)) {
+		/* in the base unit, as a number without a suffix is read (a mV
+		 * parameter answers in V) */
+		double v;
+		if (param->kind == PBUS_SCPI_KIND_REAL) {
+			v = load_real(p, type);
+		} else if (type == PBUS_TYPE_UINT64) {
+			uint64_t u;
+			memcpy(&u, p, 8);
+			v = (double)u;
+		} else {
+			v = (double)load_int(p, type);
+		}
+		format_real(buf, sizeof(buf), v * param->unit_factor, false);
+		out_text(out, buf);
+		return;
+	}
 	switch (param->kind) {
 	case PBUS_SCPI_KIND_BOOL:
 		pbus_scpi_format_bool(buf, sizeof(buf), p[0] != 0);

@@ -317,8 +317,13 @@ static const struct multiplier MULTIPLIERS[] = {
 static int apply_suffix(struct scan *sc, const struct token *t,
 			const struct pbus_scpi_param *p, double *value)
 {
-	if (!t->suffix_length)
+	if (!t->suffix_length) {
+		/* SCPI-99 7.2.1.2: a number without a suffix is in the default
+		 * unit, the base unit (V for a mV parameter) */
+		if (p && p->unit[0])
+			*value /= p->unit_factor;
 		return 0;
+	}
 	if (!p || !p->unit[0])
 		return error_at(sc, -138, t->start, "'%.*s' on a parameter without a unit",
 				(int)t->suffix_length, t->suffix);
@@ -405,7 +410,9 @@ static int type_arg(struct scan *sc, const struct pbus_scpi_param *p, const stru
 			    r >= 9223372036854775807.0)
 				return error_at(sc, -222, t->start, "outside the range of %s", p->type);
 			a->is_integer = true;
-			a->integer = t->is_integer && !t->suffix_length ? t->integer : (int64_t)r;
+			a->integer = t->is_integer && !t->suffix_length && p->unit_factor == 1.0
+					     ? t->integer
+					     : (int64_t)r;
 			if (a->integer < p->int_min || a->integer > p->int_max)
 				return error_at(sc, -222, t->start, "outside the range of %s", p->type);
 		} else if (p->kind == PBUS_SCPI_KIND_REAL && strcmp(p->type, "float") == 0 &&

@@ -284,6 +284,49 @@ def status_condition(p: Parameter, key: str) -> str:
     return p.scpi_questionable_level or "minor"
 
 
+# The commands pbus-scpi adds to every tree (docs/scpi.md, "The daemon"):
+# keyword and access. A schema keyword may not take their headers.
+BUILTIN_COMMANDS = tuple(
+    [("SYSTem:ERRor[:NEXT]", "query"), ("SYSTem:ERRor:COUNt", "query"),
+     ("SYSTem:VERSion", "query"), ("STATus:PRESet", "set")] +
+    [(f"STATus:{reg}{part}", access)
+     for reg in ("QUEStionable", "OPERation")
+     for part, access in (("[:EVENt]", "query"), (":CONDition", "query"), (":ENABle", "both"),
+                          (":PTRansition", "both"), (":NTRansition", "both"))])
+
+
+def _check_builtins(commands: List[Command]) -> None:
+    """A keyword that could name one of pbus-scpi's own commands, or that
+    puts another mnemonic where theirs is, is an error at the keyword."""
+    builtins = []
+    for keyword, access in BUILTIN_COMMANDS:
+        nodes, _ = parse_keyword(keyword, None, "pbus-scpi")
+        builtins.append((keyword, access, Command(None, keyword, None, nodes, access, False)))
+    for cmd in commands:
+        mine = {"query", "set"} if cmd.access == "both" else {cmd.access}
+        for keyword, access, b in builtins:
+            theirs = {"query", "set"} if access == "both" else {access}
+            for path in cmd.paths():
+                for bpath in b.paths():
+                    for i, (n, m) in enumerate(zip(path, bpath)):
+                        same_parent = all(x.long.upper() == y.long.upper() and
+                                          x.suffix == y.suffix
+                                          for x, y in zip(path[:i], bpath[:i]))
+                        if (same_parent and n.suffix == m.suffix and n.long != m.long and
+                                set(n.forms()) & set(m.forms())):
+                            raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                                                    f"node '{n.long}' has a form of node "
+                                                    f"'{m.long}' of pbus-scpi's own command "
+                                                    f"'{keyword}'")
+                    if (mine & theirs and len(path) == len(bpath) and
+                            all(set(x.forms()) & set(y.forms()) and x.suffix == y.suffix
+                                for x, y in zip(path, bpath))):
+                        raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                                                f"\"{shown(cmd.keyword)}\" matches the header "
+                                                f"'{_example(path)}' of pbus-scpi's own "
+                                                f"command '{keyword}'")
+
+
 def check(model: Model) -> List[Command]:
     """Parse and check every parameter's SCPI keys; returns the commands in
     parameter order (also kept as each parameter's `scpi`)."""
@@ -339,6 +382,7 @@ def check(model: Model) -> List[Command]:
                                                 f"'{_example(path)}'")
             for form in path[-1].forms():
                 buckets[(len(path), form)].append((path, cmd))
+    _check_builtins(commands)
     return commands
 
 

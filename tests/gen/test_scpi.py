@@ -126,6 +126,15 @@ def depl(body: str) -> str:
     ('attribute n { ScpiQuestionable = 2 }',
      "d.fdepl:3:15: error: 'ScpiQuestionable' of 'n': pbus-scpi follows the parameter "
      "through a subscription, and it is noRead"),
+    ('attribute v { ScpiKeyword = "SYSTem:ERRor:COUNt" }',
+     "d.fdepl:3:15: error: 'ScpiKeyword' of 'v': \"SYSTem:ERRor:COUNt\" matches the header "
+     "'SYST:ERR:COUN' of pbus-scpi's own command 'SYSTem:ERRor:COUNt'"),
+    ('attribute m { ScpiKeyword = "STATus:QUEStionable?" }',
+     "d.fdepl:3:15: error: 'ScpiKeyword' of 'm': \"STATus:QUEStionable?\" matches the header "
+     "'STAT:QUES' of pbus-scpi's own command 'STATus:QUEStionable[:EVENt]'"),
+    ('attribute v { ScpiKeyword = "STATe" }',
+     "d.fdepl:3:15: error: 'ScpiKeyword' of 'v': node 'STATe' has a form of node 'STATus' "
+     "of pbus-scpi's own command 'STATus:PRESet'"),
 ])
 def test_key_errors(error_of, body, message):
     assert error_of({"i.fidl": FIDL, "d.fdepl": depl(body)}, "d.fdepl") == message
@@ -192,6 +201,15 @@ def test_keys_warned_where_not_implemented(tmp_path, monkeypatch):
     assert [str(w) for w in diag.warnings] == [
         "d.fdepl:3:14: warning: key 'ScpiKeyword' belongs to the reserved namespace "
         "'Scpi' and is not implemented yet; ignored"]
+
+
+def test_builtin_neighbours(model_of):
+    """Keywords beside pbus-scpi's own commands are fine: another node under
+    STATus, a query-only command on the header of a set-only one."""
+    model_of({"i.fidl": FIDL, "d.fdepl": depl(
+        'attribute v { ScpiKeyword = "STATus:VOLTage" }\n'
+        'attribute m { ScpiKeyword = "SYSTem:ERRor:LAST?" }\n'
+        'attribute w { ScpiKeyword = "STATus:PRESet:LEVel" }')}, "d.fdepl")
 
 
 def test_status_records(tmp_path):

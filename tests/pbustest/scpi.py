@@ -93,11 +93,13 @@ class ScpiDaemon:
 def start_psu(build, daemons, instance, tmp, extra=(), user=None):
     """pbusd on the demo's psu.pbs for @instance (registered with @daemons,
     stopped with them), then pbus-scpi in front of it: the ScpiDaemon,
-    ready. The caller stops it."""
-    daemons.start(instance.name, instance.state_dir, schema=build.psu_schema,
-                  extra=["--socket-dir", instance.sock_dir])
+    ready, with the pbusd Daemon as .pbusd. The caller stops it."""
+    pbusd = daemons.start(instance.name, instance.state_dir, schema=build.psu_schema,
+                          extra=["--socket-dir", instance.sock_dir])
     log_path = os.path.join(tmp, f"pbus-scpi-{instance.name}.log")
-    return ScpiDaemon(build, instance.name, instance.sock_dir, log_path, extra, user, tmp).start()
+    server = ScpiDaemon(build, instance.name, instance.sock_dir, log_path, extra, user, tmp).start()
+    server.pbusd = pbusd
+    return server
 
 
 def pbus_get(build, instance, name):

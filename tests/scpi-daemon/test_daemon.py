@@ -185,6 +185,7 @@ def test_two_clients(scpi):
     check(b.query("SYST:ERR:COUN?") == "0", "b has its own queue")
     check(a.query("SYST:ERR:COUN?") == "1", "a has its error")
     b.write("VOLT 9")
+    check(b.query("*OPC?") == "1", "b's setting done")  # before a asks
     check(a.query("VOLT?") == "9.0", "a sees b's setting")
 
 

@@ -81,6 +81,7 @@ bench: build
 	python3 bench/run-hw.py --runs 5
 	python3 bench/run-java.py $(BUILD)/dev
 	python3 bench/run-java-hw.py --out $(BUILD)/bench/java.json
+	$(PYTHON) bench/run-scpi.py $(BUILD)/dev
 
 bench-quick: build
 	@mkdir -p $(BUILD)/bench
@@ -90,6 +91,7 @@ bench-quick: build
 	python3 bench/run-hw.py --quick
 	python3 bench/run-java.py $(BUILD)/dev --quick
 	python3 bench/run-java-hw.py --quick --out $(BUILD)/bench/java.json
+	$(PYTHON) bench/run-scpi.py $(BUILD)/dev --quick
 
 # The Java binding's jar (docs/java.md), built by Maven with the JDK that
 # scripts/java-env finds, into $(BUILD)/java/parambus-VERSION.jar.

@@ -533,6 +533,15 @@ static int batch_flush(struct scpi_server *server, struct scpi_session *session)
 	return code;
 }
 
+/* The write of parameter @index gathered in the batch so far, or NULL. */
+static struct pbus_write *pending_write(struct scpi_server *server, uint32_t index)
+{
+	for (size_t k = 0; k < server->write_count; k++)
+		if (server->writes[k].index == index)
+			return &server->writes[k];
+	return NULL;
+}
+
 /* A setting command into the batch. 0, or a SCPI error code (queued). */
 static int add_setting(struct scpi_server *server, struct scpi_session *session,
 		       const struct pbus_scpi_command *c, const struct pbus_scpi_arg *args)
@@ -573,13 +582,20 @@ static int add_setting(struct scpi_server *server, struct scpi_session *session,
 		w->value = p;
 		w->length = a->length;
 	} else if (c->element >= 0) {
-		/* one element of an array: read the array, change the element */
+		/* one element of an array: read the array (or take the value this
+		 * message already set), change the element */
 		struct pbus_client_value v;
-		int rc = pbus_client_get(server->client, &param->index, 1, &v);
-		if (rc < 0) {
-			code = refusal(server, rc, param->index, why, sizeof(why));
-			scpi_session_error(session, code, "%s", why);
-			return code;
+		const struct pbus_write *earlier = pending_write(server, param->index);
+		if (earlier) {
+			v.value = earlier->value;
+			v.length = (uint32_t)earlier->length;
+		} else {
+			int rc = pbus_client_get(server->client, &param->index, 1, &v);
+			if (rc < 0) {
+				code = refusal(server, rc, param->index, why, sizeof(why));
+				scpi_session_error(session, code, "%s", why);
+				return code;
+			}
 		}
 		unsigned char *p = batch_room(server, info->value_size);
 		if (!p)
@@ -608,7 +624,13 @@ static int add_setting(struct scpi_server *server, struct scpi_session *session,
 		scpi_session_error(session, code, "%s", why);
 		return code;
 	}
-	server->write_count++;
+	/* The same parameter set again in this message: the later setting
+	 * wins (pbusd takes each parameter once per batch). */
+	struct pbus_write *earlier = pending_write(server, param->index);
+	if (earlier)
+		*earlier = *w;
+	else
+		server->write_count++;
 	return 0;
 too_much:
 	scpi_session_error(session, -223, "%s: the message's settings exceed the batch", param->name);

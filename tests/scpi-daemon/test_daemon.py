@@ -5,17 +5,17 @@
 
 Each test starts pbusd (examples/psu/psu.pbs) and pbus-scpi (its tree
 psu.scpi) on a port the kernel picks (--listen 127.0.0.1:0, reported
-through --notify-fd), and talks raw SCPI over plain TCP sockets.
+through --notify-fd; tests/pbustest/scpi.py), and talks raw SCPI over plain
+TCP sockets.
 """
 import os
-import select
 import socket
 import subprocess
-import time
 
 import pytest
 
 from pbustest.check import TIMEOUT, Failure, check
+from pbustest.scpi import start_psu
 
 SUITE = "scpi-daemon"
 
@@ -50,55 +50,23 @@ class Scpi:
 @pytest.fixture
 def scpi(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
     """pbusd + pbus-scpi; yields a function making clients (and the port)."""
-    tree = pbus_build.path("examples", "psu", "psu.scpi")
-    program = pbus_build.path("daemon", "pbus-scpi")
-    pbus_build.require(program)
-    pbus_daemons.start(pbus_instance.name, pbus_instance.state_dir, schema=pbus_build.psu_schema,
-                       extra=["--socket-dir", pbus_instance.sock_dir])
-    r, w = os.pipe()
-    log_path = os.path.join(pbus_tmp, f"pbus-scpi-{pbus_instance.name}.log")
-    log = open(log_path, "ab")
-    proc = subprocess.Popen([program, "--instance", pbus_instance.name, "--tree", tree,
-                             "--socket-dir", pbus_instance.sock_dir, "--listen", "127.0.0.1:0", "--hislip", "off",
-                             "--max-clients", "4", "--max-line", "1024", "--notify-fd", str(w)],
-                            pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    os.close(w)
-    log.close()
-    data = b""
-    deadline = time.monotonic() + TIMEOUT
-    while b"READY=1\n" not in data:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([r], [], [], left)[0]:
-            break
-        chunk = os.read(r, 64)
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
+    server = start_psu(pbus_build, pbus_daemons, pbus_instance, pbus_tmp,
+                       extra=["--max-clients", "4", "--max-line", "1024"])
     clients = []
 
     def connect():
-        c = Scpi(port)
+        c = Scpi(server.port)
         clients.append(c)
         return c
 
     try:
-        if b"READY=1\n" not in data:
-            with open(log_path, errors="replace") as f:
-                raise Failure(f"pbus-scpi not ready: {f.read()[-1000:]}")
-        port = int(data.split(b"PORT=")[1].split(b"\n")[0])
-        connect.proc = proc
+        connect.proc = server.proc
         yield connect
-        check(proc.poll() is None, f"pbus-scpi exited with {proc.returncode}")
+        check(server.running(), f"pbus-scpi exited with {server.proc.returncode}")
     finally:
         for c in clients:
             c.close()
-        proc.terminate()
-        try:
-            rc = proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+        rc = server.stop()
     check(rc == 0, f"pbus-scpi exit status {rc} after SIGTERM")
 
 

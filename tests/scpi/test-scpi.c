@@ -223,6 +223,14 @@ static void formats(void)
 	CHECK_EQ(pbus_scpi_format_block(b, sizeof(b), "xyz", 3), 6);
 	CHECK_EQ_STR(b, "#13xyz");
 	CHECK_EQ_STR(pbus_scpi_error_text(-113), "Undefined header");
+	/* every code pbus-scpi queues has its SCPI-99 text */
+	static const int daemon_codes[] = {-100, -104, -108, -113, -200, -203, -221, -222,
+					   -223, -224, -240, -241, -350, -363, -410};
+	for (size_t k = 0; k < sizeof(daemon_codes) / sizeof(daemon_codes[0]); k++)
+		CHECK_MSG(strcmp(pbus_scpi_error_text(daemon_codes[k]), "Unknown error") != 0,
+			  "code %d has no text", daemon_codes[k]);
+	CHECK_EQ_STR(pbus_scpi_error_text(-203), "Command protected");
+	CHECK_EQ_STR(pbus_scpi_error_text(-240), "Hardware error");
 	CHECK_EQ_STR(pbus_scpi_error_text(-9999), "Unknown error");
 }
 

@@ -1,0 +1,112 @@
+"""scpi.py: pbus-scpi as the SCPI suites start it (tests/scpi-daemon,
+tests/scpi-visa), in front of a real pbusd serving the demo PSU.
+
+ScpiDaemon starts pbus-scpi on a port the kernel picks (--listen
+127.0.0.1:0) and returns once it is ready: the port and readiness come
+through --notify-fd ("PORT=N\nREADY=1\n"), never from a sleep. stop() sends
+SIGTERM and returns the exit status (0 after a clean shutdown).
+start_psu() starts pbusd on the demo's psu.pbs for an instance, and
+pbus-scpi in front of it, as the user given (None: the tests' own).
+"""
+import os
+import select
+import subprocess
+import time
+
+from . import secutil
+from .check import TIMEOUT, Failure
+
+
+class ScpiDaemon:
+    """One pbus-scpi serving @instance's pbusd (its socket in @sock_dir)."""
+
+    def __init__(self, build, instance, sock_dir, log_path, extra=(), user=None, tmp=None):
+        """@extra: more options (--max-clients ...); @user: run it as this
+        unprivileged user (from copies it can reach, made in @tmp)."""
+        self.program = build.path("daemon", "pbus-scpi")
+        self.tree = build.path("examples", "psu", "psu.scpi")
+        build.require(self.program)
+        self.instance, self.sock_dir, self.log_path = instance, sock_dir, log_path
+        self.extra, self.user, self.tmp = list(extra), user, tmp
+        self.proc = None
+        self.port = None
+
+    def start(self):
+        program, tree = self.program, self.tree
+        if self.user:
+            program, tree = secutil.reachable(self.tmp, program, tree)
+        argv = [program, "--instance", self.instance, "--tree", tree, "--socket-dir", self.sock_dir,
+                "--listen", "127.0.0.1:0", "--hislip", "off"] + self.extra
+        r, w = os.pipe()
+        argv += ["--notify-fd", str(w)]
+        log = open(self.log_path, "ab")
+        try:
+            kw = dict(pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            self.proc = secutil.popen_as(self.user, argv, **kw) if self.user else subprocess.Popen(argv, **kw)
+        finally:
+            os.close(w)
+            log.close()
+        data = b""
+        deadline = time.monotonic() + TIMEOUT
+        try:
+            while b"READY=1\n" not in data:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([r], [], [], left)[0]:
+                    break
+                chunk = os.read(r, 64)
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            os.close(r)
+        if b"READY=1\n" not in data:
+            self.stop()
+            raise Failure(f"pbus-scpi not ready: {self.log()}")
+        self.port = int(data.split(b"PORT=")[1].split(b"\n")[0])
+        return self
+
+    def log(self):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()[-1000:]
+        except OSError:
+            return ""
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self):
+        """SIGTERM; the exit status (SIGKILL after TIMEOUT s: not 0)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return -9
+        return self.proc.returncode
+
+
+def start_psu(build, daemons, instance, tmp, extra=(), user=None):
+    """pbusd on the demo's psu.pbs for @instance (registered with @daemons,
+    stopped with them), then pbus-scpi in front of it: the ScpiDaemon,
+    ready, with the pbusd Daemon as .pbusd. The caller stops it."""
+    pbusd = daemons.start(instance.name, instance.state_dir, schema=build.psu_schema,
+                          extra=["--socket-dir", instance.sock_dir])
+    log_path = os.path.join(tmp, f"pbus-scpi-{instance.name}.log")
+    server = ScpiDaemon(build, instance.name, instance.sock_dir, log_path, extra, user, tmp).start()
+    server.pbusd = pbusd
+    return server
+
+
+def pbus_get(build, instance, name):
+    """The value of parameter @name as `pbus get` prints it: what is in the
+    table, read without SCPI."""
+    r = subprocess.run([build.pbus, "-i", instance.name, "get", name], capture_output=True, text=True,
+                       timeout=TIMEOUT, env=dict(os.environ, PBUS_SOCKET_DIR=instance.sock_dir))
+    if r.returncode != 0:
+        raise Failure(f"pbus get {name}: exit {r.returncode}: {r.stderr.strip()}")
+    return r.stdout.strip()

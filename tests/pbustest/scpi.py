@@ -17,6 +17,24 @@ from . import secutil
 from .check import TIMEOUT, Failure
 
 
+
+def read_notify(r, timeout=TIMEOUT):
+    """What a daemon wrote to the pipe end @r of its --notify-fd until
+    READY=1, EOF or @timeout seconds; closes @r."""
+    data, deadline = b"", time.monotonic() + timeout
+    try:
+        while b"READY=1\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                break
+            chunk = os.read(r, 64)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(r)
+    return data
+
 class ScpiDaemon:
     """One pbus-scpi serving @instance's pbusd (its socket in @sock_dir)."""
 
@@ -46,19 +64,7 @@ class ScpiDaemon:
         finally:
             os.close(w)
             log.close()
-        data = b""
-        deadline = time.monotonic() + TIMEOUT
-        try:
-            while b"READY=1\n" not in data:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([r], [], [], left)[0]:
-                    break
-                chunk = os.read(r, 64)
-                if not chunk:
-                    break
-                data += chunk
-        finally:
-            os.close(r)
+        data = read_notify(r)
         if b"READY=1\n" not in data:
             self.stop()
             raise Failure(f"pbus-scpi not ready: {self.log()}")

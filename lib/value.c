@@ -286,7 +286,9 @@ int pbus_number_parse(unsigned type, const char *text, union pbus_number *ret)
 			return errno == ERANGE ? -ERANGE : -EINVAL;
 		if (errno == ERANGE && fabs(n.d) > 1.0)
 			return -ERANGE;
-		if (type == PBUS_TYPE_FLOAT && fabs(n.d) > FLT_MAX)
+		/* A float takes what rounds to a finite float: FLT_MAX's own
+		 * shortest text, 3.4028235e38, is a little above FLT_MAX. */
+		if (type == PBUS_TYPE_FLOAT && isinf((float)n.d))
 			return -ERANGE;
 		*ret = n;
 		return 0;

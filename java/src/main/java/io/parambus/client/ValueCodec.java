@@ -232,7 +232,9 @@ final class ValueCodec {
             } catch (NumberFormatException e) {
                 throw new Invalid(Errno.EINVAL, "not a decimal " + element.spelling());
             }
-            if (Double.isInfinite(d) || element == ParamType.FLOAT && Math.abs(d) > Float.MAX_VALUE) {
+            // a float takes what rounds to a finite float: Float.MAX_VALUE's own
+            // shortest text, 3.4028235e38, is a little above it
+            if (Double.isInfinite(d) || element == ParamType.FLOAT && Float.isInfinite((float) d)) {
                 throw new Invalid(Errno.ERANGE, "outside the range of " + element.spelling());
             }
             return Double.doubleToRawLongBits(d);

@@ -100,7 +100,7 @@ class ValueTextFuzzTest {
         String[][] texts = {
             {"flag", "true"}, {"flag", "Off"}, {"flag", "2"}, {"level", "-100"}, {"level", "101"}, {"level", "-0"},
             {"count", "4294967295"}, {"count", "4294967296"}, {"count", "-1"}, {"count", "010"}, {"count", "0x10"},
-            {"big", "-9000000000"}, {"ratio", "0.25"}, {"ratio", "3.4028235e38"}, {"ratio", "1e-46"},
+            {"big", "-9000000000"}, {"ratio", "0.25"}, {"ratio", "3.4028235e38"}, {"ratio", "3.4028234e38"}, {"ratio", "1e-46"},
             {"volts", "30.0000001"}, {"volts", "1.5e1"}, {"volts", "nan"}, {"volts", "inf"}, {"volts", " 1"},
             {"name", "café"}, {"name", "twenty-one bytes long"}, {"blob", "00ff7F"}, {"blob", "0g"}, {"blob", "abc"},
             {"mode", "ON"}, {"mode", "tripped"}, {"mode", "-7"}, {"mode", "3"}, {"mode", "+1"},

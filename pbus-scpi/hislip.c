@@ -917,17 +917,10 @@ static void conn_readable(struct hislip_server *h, struct conn *c, uint32_t even
 static void accept_clients(struct hislip_server *h)
 {
 	for (;;) {
-		struct sockaddr_storage peer;
-		socklen_t plen = sizeof(peer);
-		int fd = accept4(h->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				log_msg(LOG_WARNING, "accept on the HiSLIP socket: %s", strerror(errno));
+		char peer[64];
+		int fd = scpi_accept(h->listen_fd, "HiSLIP", peer, sizeof(peer));
+		if (fd < 0)
 			return;
-		}
-		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
-		getnameinfo((struct sockaddr *)&peer, plen, host, sizeof(host), port, sizeof(port),
-			    NI_NUMERICHOST | NI_NUMERICSERV);
 		struct conn *c = NULL;
 		for (size_t i = 0; i < h->conn_count; i++)
 			if (!h->conns[i].used) {
@@ -935,18 +928,16 @@ static void accept_clients(struct hislip_server *h)
 				break;
 			}
 		if (!c) {
-			log_msg(LOG_WARNING, "hislip %s:%s refused: %zu connections already (--max-clients)", host,
-				port, h->conn_count);
+			log_msg(LOG_WARNING, "hislip %s refused: %zu connections already (--max-clients)", peer,
+				h->conn_count);
 			close(fd);
 			continue;
 		}
 		c->fd = fd;
 		c->used = true;
-		snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
+		snprintf(c->peer, sizeof(c->peer), "%s", peer);
 		c->in = malloc(IN_SIZE);
 		hislip_reader_init(&c->reader);
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP,
 					 .data.u64 = h->tag + TAG_CONN + (uint64_t)(c - h->conns)};
 		if (!c->in || epoll_ctl(h->epoll, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -1034,18 +1025,11 @@ int hislip_server_new(struct scpi_server *scpi, int epoll, uint64_t tag_base, co
 	int rc = -ENOMEM;
 	if (!h->conns || !h->sessions)
 		goto fail;
-	h->listen_fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int one = 1;
-	if (h->listen_fd < 0 || setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(h->listen_fd, addr, addr_len) < 0 || listen(h->listen_fd, 64) < 0) {
-		rc = -errno;
+	h->listen_fd = scpi_listen(addr, addr_len, &h->port);
+	if (h->listen_fd < 0) {
+		rc = h->listen_fd;
 		goto fail;
 	}
-	struct sockaddr_storage bound;
-	socklen_t bound_len = sizeof(bound);
-	getsockname(h->listen_fd, (struct sockaddr *)&bound, &bound_len);
-	h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-						    : ((struct sockaddr_in *)&bound)->sin_port);
 	h->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (h->timer_fd < 0) {
 		rc = -errno;

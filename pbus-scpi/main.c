@@ -281,20 +281,13 @@ static void conn_readable(struct daemon *d, struct conn *c)
 static void accept_clients(struct daemon *d)
 {
 	for (;;) {
-		struct sockaddr_storage peer;
-		socklen_t plen = sizeof(peer);
-		int fd = accept4(d->listen_fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				log_msg(LOG_WARNING, "accept on the SCPI socket: %s", strerror(errno));
+		char peer[64];
+		int fd = scpi_accept(d->listen_fd, "SCPI", peer, sizeof(peer));
+		if (fd < 0)
 			return;
-		}
-		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
-		getnameinfo((struct sockaddr *)&peer, plen, host, sizeof(host), port, sizeof(port),
-			    NI_NUMERICHOST | NI_NUMERICSERV);
 		if (d->clients == d->max_clients) {
-			log_msg(LOG_WARNING, "client %s:%s refused: %zu clients already (--max-clients)",
-				host, port, d->clients);
+			log_msg(LOG_WARNING, "client %s refused: %zu clients already (--max-clients)", peer,
+				d->clients);
 			close(fd);
 			continue;
 		}
@@ -306,10 +299,8 @@ static void accept_clients(struct daemon *d)
 			}
 		c->fd = fd;
 		c->used = true;
-		snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
+		snprintf(c->peer, sizeof(c->peer), "%s", peer);
 		c->in = malloc(d->max_line);
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP,
 					 .data.u64 = SOURCE_CONN + (uint64_t)(c - d->conns)};
 		if (!c->in || scpi_session_init(&c->session, &d->server) < 0 ||
@@ -497,18 +488,12 @@ int main(int argc, char **argv)
 		log_msg(LOG_WARNING, "STATus registers: cannot follow their %zu parameters (%s): "
 			"their condition bits stay 0", d.server.status_count, pbus_strerror(rc));
 
-	d.listen_fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int one = 1;
-	if (d.listen_fd < 0 || setsockopt(d.listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(d.listen_fd, (struct sockaddr *)&addr, addr_len) < 0 || listen(d.listen_fd, 64) < 0) {
-		log_msg(LOG_ERROR, "listen on %s: %s", listen_text, strerror(errno));
+	unsigned port;
+	d.listen_fd = scpi_listen((struct sockaddr *)&addr, addr_len, &port);
+	if (d.listen_fd < 0) {
+		log_msg(LOG_ERROR, "listen on %s: %s", listen_text, strerror(-d.listen_fd));
 		return 1;
 	}
-	struct sockaddr_storage bound;
-	socklen_t bound_len = sizeof(bound);
-	getsockname(d.listen_fd, (struct sockaddr *)&bound, &bound_len);
-	unsigned port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-							   : ((struct sockaddr_in *)&bound)->sin_port);
 
 	sigset_t mask;
 	sigemptyset(&mask);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <parambus/client.h>
 
@@ -114,6 +115,16 @@ char *scpi_tree_text_with_builtins(const char *text, size_t length, size_t *ret_
  * model; _fini unregisters it. */
 int scpi_session_init(struct scpi_session *session, struct scpi_server *server);
 void scpi_session_fini(struct scpi_session *session, struct scpi_server *server);
+
+/* --- net.c: the TCP side of both transports --- */
+
+/* A non-blocking listening socket on @addr; *ret_port gets the port bound
+ * (the kernel's pick for port 0). The descriptor, or -errno. */
+int scpi_listen(const struct sockaddr *addr, socklen_t addr_len, unsigned *ret_port);
+/* Take one client from @listen_fd: non-blocking, close-on-exec, TCP_NODELAY,
+ * its "HOST:PORT" in @peer. The descriptor, or -1 when there is none now
+ * (an unexpected failure is logged, naming the @what socket). */
+int scpi_accept(int listen_fd, const char *what, char *peer, size_t peer_size);
 
 /* --- status.c: STATus:QUEStionable and STATus:OPERation --- */
 

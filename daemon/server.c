@@ -498,6 +498,16 @@ void service_clients(struct server *s)
 				earliest = c->owes_by_ns;
 			if (c->acks && (!earliest || c->acks->deadline_ns < earliest))
 				earliest = c->acks->deadline_ns;
+			/* What the steps above queued (replies a save released,
+			 * a resumed client's replies) goes out before the
+			 * NOTIFYs are built: notify_client() builds none while
+			 * the send buffer holds anything, and tells of no
+			 * deadline then, so a NOTIFY it skipped for bytes that
+			 * the final flush sends would wait for another event. */
+			if (client_flush(s, c) < 0) {
+				client_free(s, c);
+				continue;
+			}
 			at = notify_client(s, c, now);
 			if (at && (!earliest || at < earliest))
 				earliest = at;

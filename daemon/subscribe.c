@@ -104,7 +104,10 @@ static int64_t notify(struct server *s, struct client *c, struct subscription *s
 }
 
 /* Send what every subscription of @c may send now; returns the earliest
- * deadline of one that must wait (0: none). */
+ * deadline of one that must wait (0: none). Called right after a flush
+ * (service_clients()): with anything left in the send buffer it builds
+ * nothing and tells of no deadline, which is right only while the socket
+ * is full and EPOLLOUT is sure to bring the caller back. */
 int64_t notify_client(struct server *s, struct client *c, int64_t now)
 {
 	int64_t earliest = 0;

@@ -873,6 +873,92 @@ def test_subscribe_dropped_change_starts_no_interval(ctx):
                                     f"the interval of a change that was not sent")
 
 
+def deferred_arrives(ctx, c, sub, writes, expect, interval, what):
+    """Make @writes ((connection, [(name, value)]) each, 10 ms apart) and
+    then nothing more: the changes that fell within @sub's interval must
+    come, as their latest values @expect {name: value}, when it ends, with
+    no later write to trigger them. Returns the delay after the last write."""
+    i = ctx.schema.index
+    for k, (writer, assignments) in enumerate(writes):
+        if k:
+            time.sleep(0.01)
+        r = writer.set([ctx.w(n, v) for n, v in assignments])
+        check(r["result"] == 0, f"{what}: SET {assignments}: {r}")
+    t0 = time.monotonic()
+    margin = 0.5  # a loaded machine's scheduling delay; a deferred change that is lost never comes
+    try:
+        drain_notifies(c, lambda ns: all(has(ns, sub, i(n), lambda v, n=n, x=x: ctx.value(v) == x)
+                                         for n, x in expect.items()), what, timeout=interval + margin)
+    except Failure as e:
+        raise Failure(f"{e}: the change made within the interval was not sent when the interval ended "
+                      f"(min_interval_us defers a change; it must not drop it or hold it until another write)")
+    return time.monotonic() - t0
+
+
+@needs_server
+def test_subscribe_min_interval_defers_last_change(ctx):
+    """A change within a subscription's interval is deferred, not dropped:
+    when the interval ends the subscriber gets the latest values without
+    any further change to trigger them (docs/socket-protocol.md §3.4). Two
+    writes 10 ms apart, the first notified at once, the second when the
+    interval ends: of one parameter, of two parameters of one subscription;
+    by another connection and by the subscriber itself; of persistent
+    parameters, whose SET_REPLY waits for the save (--save-delay, 20 ms):
+    with an interval of 300 ms it surely goes out while the NOTIFY waits
+    (pbus-scpi's case: it subscribes to the status at 50 ms and sets the
+    persistent output_enable on the same connection)."""
+    for interval, rounds in ((0.05, 3), (0.3, 1)):
+        with ctx.connect(name="interval") as c, ctx.connect(name="writer") as w:
+            w.set([ctx.w("output_enable", False), ctx.w("trim", 0), ctx.w("ramp_ms", 100), ctx.w("label", "x")])
+            sub, _, _ = subscribe_wait_initial(c, [ctx.schema.index(n) for n in
+                                                  ("output_enable", "trim", "ramp_ms", "label")],
+                                               "SUBSCRIBE", min_interval_us=int(interval * 1e6))
+            cases = [
+                ("one parameter, another connection writes",
+                 [(w, [("output_enable", True)]), (w, [("output_enable", False)])], {"output_enable": False}),
+                ("two parameters, another connection writes",
+                 [(w, [("output_enable", True)]), (w, [("trim", 3)])], {"output_enable": True, "trim": 3}),
+                ("one parameter, the subscriber writes",
+                 [(c, [("trim", 4)]), (c, [("trim", -4)])], {"trim": -4}),
+                ("two parameters, the subscriber writes",
+                 [(c, [("trim", 5)]), (c, [("output_enable", False)])], {"trim": 5, "output_enable": False}),
+                ("a persistent parameter, the subscriber writes",
+                 [(c, [("ramp_ms", 200)]), (c, [("ramp_ms", 300)])], {"ramp_ms": 300}),
+                ("two persistent parameters, the subscriber writes",
+                 [(c, [("ramp_ms", 400)]), (c, [("label", "y")])], {"ramp_ms": 400, "label": "y"}),
+                ("a persistent parameter, another connection writes",
+                 [(w, [("ramp_ms", 500)]), (w, [("ramp_ms", 600)])], {"ramp_ms": 600}),
+            ]
+            for rnd in range(rounds):
+                for what, writes, expect in cases:
+                    what = f"interval {interval * 1000:.0f} ms, round {rnd + 1}: {what}"
+                    time.sleep(interval + 0.02)  # the previous NOTIFY's interval is over
+                    c.notifications.clear()
+                    delay = deferred_arrives(ctx, c, sub, writes, expect, interval, what)
+                    ctx.log(f"{what}: the deferred NOTIFY came {delay * 1000:.1f} ms after the last write")
+
+
+@needs_server
+def test_subscribe_behind_save_first_notify(ctx):
+    """A SUBSCRIBE sent right behind a SET of a persistent parameter: its
+    SUBSCRIBED waits for the save with the SET_REPLY, and its first NOTIFY
+    follows them when the save releases them, with nothing else happening
+    on the server to bring it out."""
+    for rnd in range(5):
+        with ctx.connect(name="behind a save") as c:
+            ids = [c.send(P.SET, {"writes": [{"index": i, "value": v} for i, v in [ctx.w("ramp_ms", 700 + rnd)]]}),
+                   c.send(P.SUBSCRIBE, {"indexes": [ctx.schema.index("trim")], "min_interval_us": 50000,
+                                        "deadband": 0.0})]
+            got = [read_frame(c, f"round {rnd + 1}: reply {k + 1} of 2") for k in range(2)]
+            check([(f.id, f.type) for f in got] == list(zip(ids, [P.SET_REPLY, P.SUBSCRIBED])),
+                  f"round {rnd + 1}: replies {got!r}")
+            sub = got[1].decode()["subscription"]
+            t0 = time.monotonic()
+            drain_notifies(c, lambda ns: has(ns, sub, ctx.schema.index("trim")),
+                           f"round {rnd + 1}: the first NOTIFY after SUBSCRIBED, which waited for a save", timeout=1)
+            ctx.log(f"the first NOTIFY came {(time.monotonic() - t0) * 1000:.1f} ms after SUBSCRIBED")
+
+
 @needs_server
 def test_subscribe_deadband(ctx):
     i = ctx.schema.index

@@ -101,13 +101,8 @@ class Psu:
 
 
 def serve(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, visa_rm, user=None):
-    # --status-interval 0: every change of a status parameter reaches
-    # pbus-scpi at once. With the default 50 ms, a change that follows
-    # another within the interval was seen to arrive late or not at all in
-    # the status tests (under investigation: pbusd's rate limit or the
-    # client's queue), so the tests do not depend on it.
     server = start_psu(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, user=user,
-                       extra=["--max-clients", "8", "--status-interval", "0"])
+                       extra=["--max-clients", "8"])
     psu = Psu(pbus_build, pbus_instance, server, visa_rm, pbus_tmp)
     try:
         yield psu

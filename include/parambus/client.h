@@ -189,7 +189,9 @@ typedef void (*pbus_client_notify_fn)(struct pbus_client *client, uint32_t subsc
 				      void *userdata);
 
 struct pbus_subscribe_options {
-	uint32_t min_interval_us; /* at most one notification per interval; 0: no limit */
+	/* At most one notification per interval (0: no limit); a change
+	 * within it is deferred to its end, not dropped. */
+	uint32_t min_interval_us;
 	double deadband;          /* ignore smaller changes of numeric scalars; 0: none */
 };
 

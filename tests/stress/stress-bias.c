@@ -127,6 +127,9 @@ struct round_state {
 
 struct writer_stats {
 	uint64_t writes_in_round, writes, bad;
+	/* For a failure's message: this round's writes through a prepared
+	 * batch (A) and the version of the first write (B; 1: it wrote first). */
+	uint64_t batch_writes_in_round, first_seq;
 	char first_error[200];
 };
 
@@ -148,7 +151,7 @@ static void write_until(struct pbus_table *t, const struct pbus_param *p, int64_
 
 	if (r < 0)
 		note_error(st, "pbus_batch_new: %lld %llu", (unsigned long long)r, 0);
-	st->writes_in_round = 0;
+	st->writes_in_round = st->batch_writes_in_round = st->first_seq = 0;
 	do {
 		double d = (double)(id << 24 | (++counter & 0xFFFFFF));
 		struct pbus_write wr = {.index = p->index_, .value = &d, .length = 8};
@@ -158,8 +161,10 @@ static void write_until(struct pbus_table *t, const struct pbus_param *p, int64_
 		 * fast path; B through the general path, which reports the
 		 * version it wrote. */
 		if (id == 1) {
-			rc = counter % 2 || !batch ? pbus_param_set_double(p, d)
-						   : pbus_batch_write(batch, &d, NULL, 0);
+			bool batched = !(counter % 2) && batch;
+
+			rc = batched ? pbus_batch_write(batch, &d, NULL, 0) : pbus_param_set_double(p, d);
+			st->batch_writes_in_round += batched && rc >= 0;
 			wr.seq = last + 1;
 		} else {
 			rc = pbus_table_write_many(t, &wr, 1);
@@ -168,6 +173,8 @@ static void write_until(struct pbus_table *t, const struct pbus_param *p, int64_
 			note_error(st, "write failed: %lld %llu", (unsigned long long)rc, 0);
 			continue;
 		}
+		if (st->first_seq == 0)
+			st->first_seq = wr.seq;
 		if (wr.seq <= last)
 			note_error(st, "own version went from %llu to %llu", last, wr.seq);
 		last = wr.seq;
@@ -223,6 +230,7 @@ static void test_bias_threads(const struct stress_options *o)
 	while (!pbus_check_case_failed() && (rounds == 0 || stress_now_ns() < stop_at)) {
 		const struct pbus_param *p;
 		unsigned k = rounds % NDOUBLES;
+		uint64_t revocations;
 		uint32_t r;
 
 		if (k == 0) {
@@ -242,14 +250,19 @@ static void test_bias_threads(const struct stress_options *o)
 		rs.param = p;
 		rs.table = t;
 		rs.end_ns = stress_now_ns() + ROUND_NS;
+		revocations = __atomic_load_n(&t->header->revocations, __ATOMIC_ACQUIRE);
 		r = __atomic_add_fetch(&rs.round, 1, __ATOMIC_ACQ_REL);
 		write_until(t, p, rs.end_ns, 1, &a);
 		while (__atomic_load_n(&rs.acked, __ATOMIC_ACQUIRE) != r)
 			sched_yield();
 		if (pbus_param_seq(p) != a.writes_in_round + b.st.writes_in_round)
 			CHECK_FAIL("round %u: final version %" PRIu64 ", but %" PRIu64
-				    " writes completed (an update was lost)",
-				    rounds, pbus_param_seq(p), a.writes_in_round + b.st.writes_in_round);
+				    " writes completed (an update was lost; A %" PRIu64 " writes, %" PRIu64
+				    " of them batched, B %" PRIu64 " from version %" PRIu64 ", %" PRIu64
+				    " revocations)",
+				    rounds, pbus_param_seq(p), a.writes_in_round + b.st.writes_in_round,
+				    a.writes_in_round, a.batch_writes_in_round, b.st.writes_in_round,
+				    b.st.first_seq, t->header->revocations - revocations);
 		if (*pbus_param_lock(p) != PBUS_LOCK_SHARED)
 			CHECK_FAIL("round %u: both threads wrote, but the lock word is 0x%" PRIx64,
 				    rounds, *pbus_param_lock(p));

@@ -44,6 +44,7 @@ import build  # noqa: E402  (tests/kernel/build.py)
 import fetch  # noqa: E402
 import hoststat  # noqa: E402  (bench/hoststat.py, beside this file)
 import vmbench  # noqa: E402  (bench/vmbench.py)
+from targets import met  # noqa: E402  (bench/targets.py)
 
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "parambus", "bench", "libgpiod")
 V1_DEB = "libgpiod-dev=1.6.3-1+b3"
@@ -269,7 +270,7 @@ def main():
         "spread_over_runs": spread,
         "per_run": per_run,
         "targets": TARGETS,
-        "met": {k: (keys[k] >= t if keys[k] is not None else None) for k, t in TARGETS.items()},
+        "met": {k: met(keys[k], ">=", t) for k, t in TARGETS.items()},
         "ns_per_op": per_op,
         "iterations": iters,
         "rounds": int(r1.get("rounds", 0) or 0),
@@ -298,7 +299,7 @@ def main():
     for k, t in TARGETS.items():
         v = keys[k]
         print(f"{k:28s} {v if v is not None else '-':>8}  {spread[k]}  target >= {t}  "
-              f"{'met' if v is not None and v >= t else 'MISSED'}")
+              f"{'met' if met(v, '>=', t) else 'MISSED'}")
     for k in ("spi_prepared_vs_per_call", "gpio_set_vs_libgpiod_v1", "gpio_set_vs_libgpiod_v2",
               "gpio_set_vs_sysfs", "pwm_duty_vs_sysfs_write", "edge_roundtrip_median_us", "edge_roundtrip_p99_us"):
         print(f"{k:28s} {keys[k] if keys[k] is not None else '-':>8}")

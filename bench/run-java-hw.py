@@ -57,6 +57,7 @@ import build  # noqa: E402  (tests/kernel/build.py)
 import fetch  # noqa: E402
 import hoststat  # noqa: E402  (bench/hoststat.py)
 import vmbench  # noqa: E402  (bench/vmbench.py)
+from targets import met_text as met  # noqa: E402  (bench/targets.py)
 
 C_SRC = "bench/hw/bench-hw.c"
 # The Java program's sources (bench/java-hw) are in the guest's jar of every kernel run
@@ -102,14 +103,6 @@ def load_runner():
     mod = module_from_spec(spec_from_loader("kernel_run", loader))
     loader.exec_module(mod)
     return mod
-
-
-def met(value, target):
-    if value is None:
-        return None
-    op, limit = target.split()
-    limit = float(limit)
-    return {">=": value >= limit, "<": value < limit, "==": value == limit}[op]
 
 
 def run_keys(raw):

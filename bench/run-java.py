@@ -65,6 +65,7 @@ import time
 import zipfile
 
 import hoststat  # bench/hoststat.py
+from targets import met as target_met  # bench/targets.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -526,13 +527,6 @@ TARGETS = [("java_read_vs_c_read", ">=", 0.8), ("java_read_vs_array_read", ">=",
            ("java_read_bytes_per_op", "<", 0.01), ("ffm_call_vs_jni_call", ">=", 1.0),
            ("java_socket_get_vs_c_socket_get", ">=", 0.8),
            ("java_displayer_torn", "==", 0), ("java_displayer_empty_windows", "==", 0)]
-
-
-def target_met(value, op, limit):
-    if value is None:
-        return False
-    return {">=": value >= limit, ">": value > limit, "==": value == limit,
-            "<": value < limit}[op]
 
 
 def keys(figs, summary22):

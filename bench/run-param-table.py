@@ -77,6 +77,7 @@ import tempfile
 import time
 
 import hoststat  # bench/hoststat.py
+from targets import met as target_met  # bench/targets.py
 
 VARIANTS = ["none", "mutex-table", "mutex-param", "rwlock-table", "rwlock-param",
             "seqlock-table", "seqlock-param", "seqlock-param-cas",
@@ -830,13 +831,6 @@ def extra_tables(hot, dead, cfg):
 TARGETS = [("uncontended_read_vs_floor", ">=", 0.5), ("displayer_vs_floor", ">=", 0.5),
            ("randomizer_vs_floor", ">=", 0.3), ("worst_window_ops", ">", 0),
            ("dominated_by", "==", 0), ("cpu_percent_60hz_max", "<", 1.0)]
-
-
-def target_met(value, op, limit):
-    if value is None:
-        return False
-    return {">=": value >= limit, ">": value > limit, "==": value == limit,
-            "<": value < limit}[op]
 
 
 def table(summary, res, machine, cfg):

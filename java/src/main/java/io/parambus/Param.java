@@ -168,12 +168,7 @@ public final class Param {
 
     /** The label of the first enumerator with {@code value}, or {@code null} if none has it. */
     public String label(int value) {
-        for (Enumerator e : enumerators) {
-            if (e.value() == value) {
-                return e.label();
-            }
-        }
-        return null;
+        return Enumerator.labelOf(enumerators, value);
     }
 
     /**
@@ -182,10 +177,9 @@ public final class Param {
      * @throws ParambusException {@code ENOENT} if the enum has no such label
      */
     public int valueOf(String label) {
-        for (Enumerator e : enumerators) {
-            if (e.label().equals(label)) {
-                return e.value();
-            }
+        Integer value = Enumerator.valueOf(enumerators, label, false);
+        if (value != null) {
+            return value;
         }
         throw new ParambusException("ENOENT", "enum value of " + name + ": ENOENT: no enumerator " + label
                 + (enumName == null ? " (not an enum)" : " in " + enumName));

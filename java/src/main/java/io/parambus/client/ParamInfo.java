@@ -1,5 +1,6 @@
 package io.parambus.client;
 
+import io.parambus.Enumerator;
 import io.parambus.ParamType;
 import io.parambus.UpdateClass;
 
@@ -24,10 +25,6 @@ public final class ParamInfo {
     public static final int NOREAD = 4;
     /** A flag of {@link #flags()}: not to be subscribed to. */
     public static final int NOSUBSCRIPTIONS = 8;
-
-    /** One enumerator of an enum parameter: its stored value and its label. */
-    public record Enumerator(int value, String label) {
-    }
 
     private final int index;
     private final String name;
@@ -207,12 +204,7 @@ public final class ParamInfo {
 
     /** The label of enumerator value {@code value}, or {@code null} if this parameter has none with it. */
     public String enumLabel(int value) {
-        for (Enumerator e : enumerators) {
-            if (e.value() == value) {
-                return e.label();
-            }
-        }
-        return null;
+        return Enumerator.labelOf(enumerators, value);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.parambus.client;
 
+import io.parambus.Enumerator;
 import io.parambus.ParamType;
 import io.parambus.ParambusException;
 import io.parambus.UpdateClass;
@@ -186,7 +187,7 @@ public final class Schema {
         private int major;
         private int minor;
         private boolean sawMethods;
-        private final Map<String, List<ParamInfo.Enumerator>> enums = new LinkedHashMap<>();
+        private final Map<String, List<Enumerator>> enums = new LinkedHashMap<>();
         private final List<ParamInfo> params = new ArrayList<>();
         private final Map<String, Integer> names = new HashMap<>();
 
@@ -348,7 +349,7 @@ public final class Schema {
             if (enums.containsKey(rawName)) {
                 throw fail("duplicate enum '" + name + "'");
             }
-            List<ParamInfo.Enumerator> list = new ArrayList<>();
+            List<Enumerator> list = new ArrayList<>();
             Set<String> rawLabels = new HashSet<>();
             for (int i = 2; i < tok.length; i++) {
                 int eq = tok[i].indexOf('=');
@@ -369,7 +370,7 @@ public final class Schema {
                 if (!rawLabels.add(decodeRaw(tok[i].substring(0, eq)))) {
                     throw fail("enum '" + name + "': duplicate label '" + label + "'");
                 }
-                list.add(new ParamInfo.Enumerator(v, label));
+                list.add(new Enumerator(v, label));
             }
             enums.put(rawName, List.copyOf(list));
         }
@@ -487,7 +488,7 @@ public final class Schema {
                 throw fail("param '" + name + "': size=/count= do not apply to " + tok[2]);
             }
             String enumName = null;
-            List<ParamInfo.Enumerator> enumerators = List.of();
+            List<Enumerator> enumerators = List.of();
             if (element == ParamType.ENUM) {
                 enumName = keys.get("enum");
                 if (enumName == null) {

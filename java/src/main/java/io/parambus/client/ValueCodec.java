@@ -1,5 +1,6 @@
 package io.parambus.client;
 
+import io.parambus.Enumerator;
 import io.parambus.ParamType;
 
 import java.math.BigDecimal;
@@ -280,21 +281,7 @@ final class ValueCodec {
     private static void parseElement(ParamInfo p, ParamType e, String text, byte[] out, int off) {
         long number;
         if (e == ParamType.ENUM) {
-            Integer found = null;
-            for (ParamInfo.Enumerator en : p.enumerators()) {
-                if (en.label().equals(text)) {
-                    found = en.value();
-                    break;
-                }
-            }
-            if (found == null) {
-                for (ParamInfo.Enumerator en : p.enumerators()) {
-                    if (en.label().equalsIgnoreCase(text)) {
-                        found = en.value();
-                        break;
-                    }
-                }
-            }
+            Integer found = Enumerator.valueOf(p.enumerators(), text, true);
             if (found == null) {
                 // A number as value.c takes it (strtoll, base 10): white space, a sign,
                 // ASCII digits; Long.parseLong alone would take other scripts' digits too.

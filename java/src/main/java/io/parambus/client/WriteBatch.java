@@ -1,5 +1,6 @@
 package io.parambus.client;
 
+import io.parambus.Enumerator;
 import io.parambus.ParamType;
 import io.parambus.ParambusException;
 
@@ -242,10 +243,9 @@ public final class WriteBatch {
      */
     public WriteBatch setEnum(int index, String label) {
         ParamInfo p = typed(index, "enum", ParamType.ENUM);
-        for (ParamInfo.Enumerator e : p.enumerators()) {
-            if (e.label().equals(label)) {
-                return add(index, scalar(ParamType.ENUM, e.value()));
-            }
+        Integer value = Enumerator.valueOf(p.enumerators(), label, false);
+        if (value != null) {
+            return add(index, scalar(ParamType.ENUM, value));
         }
         throw new ParambusException("EINVAL", "set " + instance + ": " + p.name() + ": no enumerator '" + label
                 + "' in " + p.enumName() + " (EINVAL)");

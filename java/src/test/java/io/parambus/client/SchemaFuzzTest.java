@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.parambus.Enumerator;
 import io.parambus.ParamType;
 import io.parambus.ParambusException;
 import io.parambus.fuzz.CLib;
@@ -209,7 +210,7 @@ class SchemaFuzzTest {
                 String text = p.format(d);
                 // Labels that are not UTF-8 are free text (U+FFFD for what is not): two of
                 // them may read the same, and then the text names the first.
-                boolean labelsDistinct = p.enumerators().stream().map(ParamInfo.Enumerator::label).distinct().count()
+                boolean labelsDistinct = p.enumerators().stream().map(Enumerator::label).distinct().count()
                         == p.enumerators().size();
                 if (labelsDistinct) {
                     assertArrayEquals(d, p.parse(text), at + ": the default's text " + text + " parses to other bytes");

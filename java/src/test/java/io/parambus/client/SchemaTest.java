@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.parambus.Enumerator;
 import io.parambus.ParamType;
 import io.parambus.ParambusException;
 import io.parambus.UpdateClass;
@@ -57,8 +58,8 @@ class SchemaTest {
 
         ParamInfo mode = s.param("mode");
         assertEquals(ParamType.ENUM, mode.type());
-        assertEquals(List.of(new ParamInfo.Enumerator(0, "OFF"), new ParamInfo.Enumerator(1, "ON"),
-                new ParamInfo.Enumerator(2, "TRIPPED"), new ParamInfo.Enumerator(-1, "STANDBY")), mode.enumerators());
+        assertEquals(List.of(new Enumerator(0, "OFF"), new Enumerator(1, "ON"),
+                new Enumerator(2, "TRIPPED"), new Enumerator(-1, "STANDBY")), mode.enumerators());
         assertEquals("com.example.test.CliTest.Mode", mode.enumName());
         assertEquals("STANDBY", mode.enumLabel(-1));
         assertArrayEquals(new byte[4], mode.defaultValue());

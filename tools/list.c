@@ -2,10 +2,15 @@
 /*
  * list.c: `pbus list`, the parameters of an instance as an aligned table,
  * one line each: name, type, value, unit; with --long also the schema
- * (flags, update class, limits, default, group, description).
+ * (flags, update class, limits, default, group, description). Then, when
+ * pbusd answers and its interface has any, the methods and broadcasts with
+ * their arguments, from the schema pbusd serves (the table holds only the
+ * parameters).
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +111,7 @@ static bool selected(const char *name, int count, char **patterns)
 	return false;
 }
 
-static void print_row(char **cells, int columns, const size_t *widths)
+static void print_row(char *const *cells, int columns, const size_t *widths)
 {
 	/* No padding after the last non-empty cell: no trailing blanks. */
 	while (columns > 1 && !*cells[columns - 1])
@@ -124,6 +129,160 @@ static void print_row(char **cells, int columns, const size_t *widths)
 	fputc('\n', stdout);
 }
 
+/* An aligned table: @headers, then @rows rows of @columns cells each
+ * (cells wider than PAD_LIMIT do not widen their column). */
+static void print_table(const char *const *heads, int columns, char ***cells, uint32_t rows)
+{
+	size_t widths[MAX_COLUMNS];
+
+	for (int c = 0; c < columns; c++)
+		widths[c] = strlen(heads[c]);
+	for (uint32_t r = 0; r < rows; r++) {
+		for (int c = 0; c < columns; c++) {
+			size_t w = text_width(cells[r][c]);
+
+			if (w <= PAD_LIMIT && w > widths[c])
+				widths[c] = w;
+		}
+	}
+	print_row((char *const *)heads, columns, widths);
+	for (uint32_t r = 0; r < rows; r++)
+		print_row(cells[r], columns, widths);
+}
+
+static void free_rows(char ***cells, uint32_t rows)
+{
+	for (uint32_t r = 0; r < rows; r++) {
+		for (int c = 0; c < MAX_COLUMNS; c++)
+			free(cells[r][c]);
+		free(cells[r]);
+	}
+	free(cells);
+}
+
+static char **new_row(void)
+{
+	char **row = calloc(MAX_COLUMNS, sizeof(char *));
+
+	if (!row) {
+		tool_error("out of memory");
+		exit(TOOL_EXIT_FAILURE);
+	}
+	return row;
+}
+
+/* "(name: type, ...)" of a method's or broadcast's arguments (@which < 0:
+ * a broadcast's). */
+static char *arguments_text(const struct pbus_schema *schema, uint32_t index, int which)
+{
+	uint32_t count = which < 0 ? pbus_schema_broadcast_arg_count(schema, index)
+				   : pbus_schema_method_arg_count(schema, index, (enum pbus_schema_args)which);
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f) {
+		tool_error("out of memory");
+		exit(TOOL_EXIT_FAILURE);
+	}
+	fputc('(', f);
+	for (uint32_t a = 0; a < count; a++) {
+		const char *name = "?", *type = "?";
+
+		if (which < 0)
+			pbus_schema_broadcast_arg(schema, index, a, &name, &type);
+		else
+			pbus_schema_method_arg(schema, index, (enum pbus_schema_args)which, a, &name, &type);
+		fprintf(f, "%s%s: %s", a ? ", " : "", name, type);
+	}
+	fputc(')', f);
+	fclose(f);
+	return text;
+}
+
+/*
+ * The methods and broadcasts matching @patterns, as two more tables, from
+ * the schema pbusd serves, each after a blank line if *@printed (a table
+ * came before; set once one is printed). Returns how many matched. Quiet if
+ * pbusd does not answer (the parameters came from the table, which needs
+ * no pbusd), unless @long_format asks for everything: then one line on
+ * stderr says why they are missing.
+ */
+static uint32_t list_methods(const struct tool_context *context, bool long_format, int npatterns,
+			     char **patterns, bool *printed)
+{
+	static const char *const method_headers[] = {"METHOD", "IN", "OUT"};
+	static const char *const broadcast_headers[] = {"BROADCAST", "ARGUMENTS"};
+	struct pbus_client_options options = {.name = "pbus", .timeout_ms = 1000};
+	const struct pbus_schema *schema;
+	struct pbus_client *client = NULL;
+	uint32_t methods, broadcasts, rows, matched;
+	char ***cells;
+	int r = pbus_client_connect(context->instance, &options, &client);
+
+	if (r < 0) {
+		if (long_format)
+			tool_error("list: methods and broadcasts not shown: pbusd of '%s': %s",
+				   context->instance, pbus_strerror(r));
+		return 0;
+	}
+	schema = pbus_client_schema(client);
+	methods = pbus_schema_method_count(schema);
+	broadcasts = pbus_schema_broadcast_count(schema);
+	cells = calloc((methods > broadcasts ? methods : broadcasts) + 1, sizeof(*cells));
+	if (!cells) {
+		tool_error("out of memory");
+		exit(TOOL_EXIT_FAILURE);
+	}
+	rows = 0;
+	for (uint32_t m = 0; m < methods; m++) {
+		const char *name = pbus_schema_method_name(schema, m);
+
+		if (!selected(name, npatterns, patterns))
+			continue;
+		cells[rows] = new_row();
+		cells[rows][0] = dup_or_empty(name);
+		cells[rows][1] = arguments_text(schema, m, PBUS_SCHEMA_ARGS_IN);
+		cells[rows][2] = pbus_schema_method_fire_and_forget(schema, m)
+					 ? dup_or_empty("(fire and forget)")
+					 : arguments_text(schema, m, PBUS_SCHEMA_ARGS_OUT);
+		rows++;
+	}
+	if (rows) {
+		if (*printed)
+			fputc('\n', stdout);
+		print_table(method_headers, 3, cells, rows);
+		*printed = true;
+	}
+	matched = rows;
+	for (uint32_t row = 0; row < rows; row++) {
+		for (int c = 0; c < MAX_COLUMNS; c++)
+			free(cells[row][c]);
+		free(cells[row]);
+		cells[row] = NULL;
+	}
+	rows = 0;
+	for (uint32_t b = 0; b < broadcasts; b++) {
+		const char *name = pbus_schema_broadcast_name(schema, b);
+
+		if (!selected(name, npatterns, patterns))
+			continue;
+		cells[rows] = new_row();
+		cells[rows][0] = dup_or_empty(name);
+		cells[rows][1] = arguments_text(schema, b, -1);
+		rows++;
+	}
+	if (rows) {
+		if (*printed)
+			fputc('\n', stdout);
+		print_table(broadcast_headers, 2, cells, rows);
+		*printed = true;
+	}
+	free_rows(cells, rows);
+	pbus_client_close(client);
+	return matched + rows;
+}
+
 static int run(struct tool_context *context, int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -132,11 +291,10 @@ static int run(struct tool_context *context, int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct pbus_table *table;
-	bool long_format = false;
+	bool long_format = false, printed = false;
 	int option, status, columns;
 	uint32_t count, rows = 0;
 	char ***cells;
-	size_t widths[MAX_COLUMNS];
 
 	while ((option = tool_next_option(context, &tool_command_list, argc, argv,
 					  ":" TOOL_COMMON_SHORT_OPTIONS "l", options, &status))) {
@@ -156,43 +314,28 @@ static int run(struct tool_context *context, int argc, char **argv)
 		pbus_table_close(table);
 		return TOOL_EXIT_FAILURE;
 	}
-	for (int c = 0; c < columns; c++)
-		widths[c] = strlen(headers[c]);
 	for (uint32_t i = 0; i < count; i++) {
 		const struct pbus_param *param;
 
 		if (pbus_table_param(table, i, &param) < 0 ||
 		    !selected(pbus_param_name(param), argc - optind, argv + optind))
 			continue;
-		cells[rows] = calloc(MAX_COLUMNS, sizeof(char *));
-		if (!cells[rows]) {
-			tool_error("out of memory");
-			exit(TOOL_EXIT_FAILURE);
-		}
+		cells[rows] = new_row();
 		fill_row(pbus_table_view(table), param, long_format, cells[rows]);
-		for (int c = 0; c < columns; c++) {
-			size_t w = text_width(cells[rows][c]);
-
-			if (w <= PAD_LIMIT && w > widths[c])
-				widths[c] = w;
-		}
 		rows++;
 	}
-	if (rows == 0 && argc > optind) {
-		tool_error("list: no parameter matches '%s'", argv[optind]);
-		status = TOOL_EXIT_FAILURE;
-	} else {
-		print_row((char **)headers, columns, widths);
-		for (uint32_t r = 0; r < rows; r++)
-			print_row(cells[r], columns, widths);
-	}
-	for (uint32_t r = 0; r < rows; r++) {
-		for (int c = 0; c < MAX_COLUMNS; c++)
-			free(cells[r][c]);
-		free(cells[r]);
-	}
-	free(cells);
 	pbus_table_close(table);
+	/* Patterns that select only methods or broadcasts show only those. */
+	if (rows || argc == optind) {
+		print_table(headers, columns, cells, rows);
+		printed = true;
+	}
+	free_rows(cells, rows);
+	if (list_methods(context, long_format, argc - optind, argv + optind, &printed) == 0 && rows == 0 &&
+	    argc > optind) {
+		tool_error("list: no parameter, method or broadcast matches '%s'", argv[optind]);
+		status = TOOL_EXIT_FAILURE;
+	}
 	return status;
 }
 
@@ -202,8 +345,9 @@ const struct tool_command tool_command_list = {
 	.help = "Usage: pbus [-i NAME] list [--long] [PATTERN...]\n"
 		"\n"
 		"List the parameters of the instance, one per line: name, type, value\n"
-		"and unit, in schema order. PATTERNs (shell globs, e.g. 'identity.*')\n"
-		"select parameters by name.\n"
+		"and unit, in schema order; then, if pbusd answers, the methods (with\n"
+		"their in- and out-arguments) and broadcasts of its interface. PATTERNs\n"
+		"(shell globs, e.g. 'identity.*') select them by name.\n"
 		"\n"
 		"Options:\n"
 		"  -l, --long           also show flags (ro, persistent, noread), update\n"

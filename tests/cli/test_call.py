@@ -214,3 +214,30 @@ def test_listen_broadcast_of_every_type(rig):
 def test_listen_unknown_broadcast(rig):
     r = rig.run("listen", rig.instance, "nope", instance=False)
     one_line_error(r, 4, r"pbus: org.example.rpc.AllRpc has no broadcast 'nope'")
+
+
+def test_list_shows_methods_and_broadcasts(rig):
+    # The table holds only parameters: `pbus list` takes the methods and
+    # broadcasts from the schema pbusd serves, after the parameters.
+    r = rig.ok("list")
+    tables = r.out.split("\n\n")
+    check(len(tables) == 3, f"expected parameters, methods and broadcasts: {r.out}")
+    methods, broadcasts = tables[1].splitlines(), tables[2].splitlines()
+    check(methods[0].split() == ["METHOD", "IN", "OUT"], f"methods header: {methods[0]!r}")
+    check(broadcasts[0].split() == ["BROADCAST", "ARGUMENTS"], f"broadcasts header: {broadcasts[0]!r}")
+    rows = {l.split()[0]: l for l in methods[1:]}
+    check(rows["ping"].split() == ["ping", "(seq:", "uint32)", "(seq2:", "uint32)"], f"ping: {rows['ping']!r}")
+    check(rows["reset"].split()[-3:] == ["(fire", "and", "forget)"], f"reset: {rows['reset']!r}")
+    check(rows["nothing"].split() == ["nothing", "()", "()"], f"nothing: {rows['nothing']!r}")
+    check("describe:short" in rows and "describe:long" in rows, f"overloads missing: {list(rows)}")
+    check(any(l.split()[:3] == ["tick", "(now:", "uint64)"] for l in broadcasts[1:]), f"tick: {broadcasts}")
+    check(all(l == l.rstrip() for l in tables[1].splitlines() + tables[2].splitlines()), "trailing blanks")
+    # Patterns select methods and broadcasts too.
+    r = rig.ok("list", "describe:*")
+    lines = r.out.splitlines()
+    check(lines[0].split() == ["METHOD", "IN", "OUT"] and [l.split()[0] for l in lines[1:]] ==
+          ["describe:short", "describe:long"], f"list describe:* selected: {r.out}")
+    r = rig.ok("list", "tick")
+    check(r.out.splitlines()[0].split() == ["BROADCAST", "ARGUMENTS"] and len(r.out.splitlines()) == 2,
+          f"list tick: {r.out}")
+

@@ -167,7 +167,7 @@ def test_list(ctx):
     r = ctx.ok("list", "identity.*")
     check([l.split()[0] for l in r.out.splitlines()[1:]] == ["identity.manufacturer", "identity.serial"],
           f"list identity.*: {r.out}")
-    one_line_error(ctx.run("list", "nomatch*"), 1, r"pbus: list: no parameter matches 'nomatch\*'")
+    one_line_error(ctx.run("list", "nomatch*"), 1, r"pbus: list: no parameter, method or broadcast matches 'nomatch\*'")
 
 
 def test_get(ctx):

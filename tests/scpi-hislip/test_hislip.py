@@ -579,3 +579,40 @@ def test_disconnect_mid_message(server):
     with open(server.log_path, errors="replace") as f:
         log = f.read()
     check("disconnected in the middle of a message" in log, "the log says so")
+
+
+def test_methods_over_hislip(server, pbus_build, pbus_instance, pbus_tmp):
+    """A method command over HiSLIP, with the demo simulator serving the
+    methods: CAL:VOLT? waits for calibrate's reply (the session's message
+    is suspended and resumed; the response carries its DataEnd's
+    MessageID), OUTP:PROT:CLE;*OPC? for clear_trip's."""
+    sim = pbus_build.path("examples", "psu", "psu-sim")
+    pbus_build.require(sim)
+    log = open(os.path.join(pbus_tmp, "psu-sim.log"), "ab")
+    proc = subprocess.Popen([sim, pbus_instance.name, "200"], stdin=subprocess.DEVNULL, stdout=log,
+                            stderr=log, env=dict(os.environ, PBUS_SOCKET_DIR=pbus_instance.sock_dir))
+    log.close()
+    try:
+        inst = server.visa()
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # until pbus-scpi's proxy found the simulator
+            inst.write("OUTP:PROT:CLE")
+            e = inst.query("SYST:ERR?")
+            if e.startswith("0,"):
+                break
+            check(e.startswith("-241,") and time.monotonic() < deadline, f"probe: {e}")
+            time.sleep(0.05)
+        check(inst.query("VOLT 12;CURR 5;OUTP ON;*OPC?") == "1", "output on")
+        while inst.query("OUTP:COND?") != "ON":
+            check(time.monotonic() < deadline, "the output never came on")
+            time.sleep(0.02)
+        time.sleep(0.05)
+        measured = float(inst.query("MEAS:VOLT?"))
+        gain = float(inst.query("CAL:VOLT? %.4f;*OPC?" % (measured * 1.002)).split(";")[0])
+        check(abs(gain - 1.002) < 0.002, f"gain {gain}, expected about 1.002")
+        check(inst.query("OUTP:PROT:CLE;*OPC?") == "1", "*OPC? after clear_trip")
+        check(inst.query("*IDN?").startswith("ACME"), "the session goes on")
+        check(inst.query("SYST:ERR?") == '0,"No error"', "no error")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=TIMEOUT)

@@ -7,14 +7,17 @@ through --notify-fd ("PORT=N\nREADY=1\n"), never from a sleep. stop() sends
 SIGTERM and returns the exit status (0 after a clean shutdown).
 start_psu() starts pbusd on the demo's psu.pbs for an instance, and
 pbus-scpi in front of it, as the user given (None: the tests' own).
+method_server() runs a method server (the demo simulator, a test's own)
+beside them; wait_for_methods() waits until pbus-scpi's proxy has found it.
 """
+import contextlib
 import os
 import select
 import subprocess
 import time
 
 from . import secutil
-from .check import TIMEOUT, Failure
+from .check import TIMEOUT, Failure, check
 
 
 
@@ -38,11 +41,13 @@ def read_notify(r, timeout=TIMEOUT):
 class ScpiDaemon:
     """One pbus-scpi serving @instance's pbusd (its socket in @sock_dir)."""
 
-    def __init__(self, build, instance, sock_dir, log_path, extra=(), user=None, tmp=None):
+    def __init__(self, build, instance, sock_dir, log_path, extra=(), user=None, tmp=None,
+                 tree=None):
         """@extra: more options (--max-clients ...); @user: run it as this
-        unprivileged user (from copies it can reach, made in @tmp)."""
+        unprivileged user (from copies it can reach, made in @tmp); @tree:
+        its command tree (default: the demo's psu.scpi)."""
         self.program = build.path("daemon", "pbus-scpi")
-        self.tree = build.path("examples", "psu", "psu.scpi")
+        self.tree = tree or build.path("examples", "psu", "psu.scpi")
         build.require(self.program)
         self.instance, self.sock_dir, self.log_path = instance, sock_dir, log_path
         self.extra, self.user, self.tmp = list(extra), user, tmp
@@ -116,3 +121,43 @@ def pbus_get(build, instance, name):
     if r.returncode != 0:
         raise Failure(f"pbus get {name}: exit {r.returncode}: {r.stderr.strip()}")
     return r.stdout.strip()
+
+
+@contextlib.contextmanager
+def method_server(args, sock_dir, log_path, ready_line=None):
+    """A method server process (its socket folder in PBUS_SOCKET_DIR); with
+    @ready_line, wait for it on its stdout."""
+    log = open(log_path, "ab")
+    env = dict(os.environ, PBUS_SOCKET_DIR=sock_dir)
+    proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE if ready_line else log, stderr=log)
+    log.close()
+    try:
+        if ready_line:
+            check(select.select([proc.stdout], [], [], TIMEOUT)[0] and
+                  proc.stdout.readline() == ready_line, f"{args[0]} did not start")
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+
+def wait_for_methods(c, probe):
+    """Until the method server is there for pbus-scpi: @probe (a harmless set
+    method) stops queueing -241."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        c.write(probe)
+        e = c.query("SYST:ERR?")
+        if e.startswith("0,"):
+            return
+        check(e.startswith("-241,"), f"probe: {e}")
+        if time.monotonic() > deadline:
+            raise Failure("the method server never became available to pbus-scpi")
+        time.sleep(0.05)

@@ -33,7 +33,7 @@ import pyvisa
 from pyvisa_py.protocols import hislip as pyhislip
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.scpi import read_notify
+from pbustest.scpi import method_server, read_notify, wait_for_methods
 
 SUITE = "scpi-hislip"
 
@@ -573,3 +573,28 @@ def test_disconnect_mid_message(server):
     check(other.query("*IDN?").startswith("ACME"), "the server goes on")
     # (which channel's close the server sees first, and so what it logs,
     # is the kernel's order: the values above are the test)
+
+
+def test_methods_over_hislip(server, pbus_build, pbus_instance, pbus_tmp):
+    """A method command over HiSLIP, with the demo simulator serving the
+    methods: CAL:VOLT? waits for calibrate's reply (the session's message
+    is suspended and resumed; the response carries its DataEnd's
+    MessageID), OUTP:PROT:CLE;*OPC? for clear_trip's."""
+    sim = pbus_build.path("examples", "psu", "psu-sim")
+    pbus_build.require(sim)
+    with method_server([sim, pbus_instance.name, "200"], pbus_instance.sock_dir,
+                       os.path.join(pbus_tmp, "psu-sim.log")):
+        inst = server.visa()
+        wait_for_methods(inst, "OUTP:PROT:CLE")
+        check(inst.query("VOLT 12;CURR 5;OUTP ON;*OPC?") == "1", "output on")
+        deadline = time.monotonic() + TIMEOUT
+        while inst.query("OUTP:COND?") != "ON":
+            check(time.monotonic() < deadline, "the output never came on")
+            time.sleep(0.02)
+        time.sleep(0.05)
+        measured = float(inst.query("MEAS:VOLT?"))
+        gain = float(inst.query("CAL:VOLT? %.4f;*OPC?" % (measured * 1.002)).split(";")[0])
+        check(abs(gain - 1.002) < 0.002, f"gain {gain}, expected about 1.002")
+        check(inst.query("OUTP:PROT:CLE;*OPC?") == "1", "*OPC? after clear_trip")
+        check(inst.query("*IDN?").startswith("ACME"), "the session goes on")
+        check(inst.query("SYST:ERR?") == '0,"No error"', "no error")

@@ -421,14 +421,14 @@ def _check_builtins(commands: List[Command]) -> None:
                                           for x, y in zip(path[:i], bpath[:i]))
                         if (same_parent and n.suffix == m.suffix and n.long != m.long and
                                 set(n.forms()) & set(m.forms())):
-                            raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                            raise GenError(cmd.loc, f"'ScpiKeyword' of {cmd.what}: "
                                                     f"node '{n.long}' has a form of node "
                                                     f"'{m.long}' of pbus-scpi's own command "
                                                     f"'{keyword}'")
                     if (mine & theirs and len(path) == len(bpath) and
                             all(set(x.forms()) & set(y.forms()) and x.suffix == y.suffix
                                 for x, y in zip(path, bpath))):
-                        raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                        raise GenError(cmd.loc, f"'ScpiKeyword' of {cmd.what}: "
                                                 f"\"{shown(cmd.keyword)}\" matches the header "
                                                 f"'{_example(path)}' of pbus-scpi's own "
                                                 f"command '{keyword}'")
@@ -471,7 +471,7 @@ def check(model: Model) -> List[Command]:
                     key = (parent, n.suffix, form)
                     seen = places.setdefault(key, (n.long, cmd))
                     if seen[0] != n.long:
-                        raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                        raise GenError(cmd.loc, f"'ScpiKeyword' of {cmd.what}: "
                                                 f"node '{n.long}' and node '{seen[0]}' of "
                                                 f"{seen[1].what} ({seen[1].loc}) "
                                                 f"are different mnemonics with the same "
@@ -492,7 +492,7 @@ def check(model: Model) -> List[Command]:
                     if not accesses[0] & accesses[1]:
                         continue
                     if _meet(path, cmd, other_path, other):
-                        raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                        raise GenError(cmd.loc, f"'ScpiKeyword' of {cmd.what}: "
                                                 f"\"{shown(cmd.keyword)}\" and "
                                                 f"\"{shown(other.keyword)}\" of "
                                                 f"{other.what} ({other.loc}) "

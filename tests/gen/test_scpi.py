@@ -264,6 +264,16 @@ def test_builtin_neighbours(model_of):
     ('attribute v { ScpiKeyword = "CAL:A" }\nmethod run { ScpiKeyword = "CALibrate:B" }',
      "d.fdepl:4:14: error: 'ScpiKeyword' of method 'run': node 'CALibrate' and node "
      "'CAL' of 'v' (d.fdepl:3:15) are different mnemonics with the same form 'CAL'"),
+    # conflicts with pbus-scpi's own commands (cal is a query, run a set)
+    ('method cal { ScpiKeyword = "SYSTem:ERRor" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'cal': \"SYSTem:ERRor\" matches the "
+     "header 'SYST:ERR' of pbus-scpi's own command 'SYSTem:ERRor[:NEXT]'"),
+    ('method run { ScpiKeyword = "STATus:PRESet" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'run': \"STATus:PRESet\" matches the "
+     "header 'STAT:PRES' of pbus-scpi's own command 'STATus:PRESet'"),
+    ('method run { ScpiKeyword = "STATe:CLEar" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'run': node 'STATe' has a form of node "
+     "'STATus' of pbus-scpi's own command 'STATus:PRESet'"),
 ])
 def test_method_key_errors(error_of, body, message):
     assert error_of({"i.fidl": FIDL, "d.fdepl": depl(body)}, "d.fdepl") == message

@@ -121,7 +121,9 @@ static int call_error(const struct scpi_server *server, const struct pbus_scpi_p
 	switch (rc) {
 	case -EPERM:
 	case -EACCES:
-		snprintf(detail, size, "%s: %s (callable by group %s)", method->name, pbus_strerror(rc),
+		/* strerror(), not pbus_strerror(): the latter's text is about
+		 * write rights, and CallableBy is the reason here */
+		snprintf(detail, size, "%s: %s (callable by group %s)", method->name, strerror(-rc),
 			 group ? group : "?");
 		return -203;
 	case -ENOTCONN:

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.scpi import ScpiDaemon, method_server, start_psu, wait_for_methods
+from pbustest.scpi import ScpiDaemon, method_server, slow_instrument, start_psu, wait_for_methods
 
 SUITE = "scpi-daemon"
 
@@ -284,24 +284,14 @@ def slow_rig(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, with_server):
     """pbusd on tests/scpi-daemon/slow.fdepl's schema, pbus-test-slow-server
     if @with_server, pbus-scpi (--call-timeout 1500) on its tree; yields the
     function making clients."""
-    schema = pbus_build.path("tests", "slow.pbs")
-    tree = pbus_build.path("tests", "slow.scpi")
-    server = pbus_build.path("tests", "pbus-test-slow-server")
-    pbus_build.require(server)
-    pbus_daemons.start(pbus_instance.name, pbus_instance.state_dir, schema=schema,
-                       extra=["--socket-dir", pbus_instance.sock_dir])
-    with contextlib.ExitStack() as stack:
-        if with_server:
-            stack.enter_context(method_server([server, pbus_instance.name, pbus_instance.sock_dir],
-                                              pbus_instance.sock_dir,
-                                              os.path.join(pbus_tmp, "slow-server.log"), b"ready\n"))
-        log_path = os.path.join(pbus_tmp, f"pbus-scpi-{pbus_instance.name}.log")
-        extra = LIMITS + ["--call-timeout", "1500", "--log-level", "debug"]
-        connect = stack.enter_context(clients_of(ScpiDaemon(
-            pbus_build, pbus_instance.name, pbus_instance.sock_dir, log_path, extra, tree=tree).start()))
-        if with_server:
-            wait_for_methods(connect(), "PING")
-        yield connect
+    log_path = os.path.join(pbus_tmp, f"pbus-scpi-{pbus_instance.name}.log")
+    extra = LIMITS + ["--call-timeout", "1500", "--log-level", "debug"]
+    with slow_instrument(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, with_server) as tree:
+        with clients_of(ScpiDaemon(pbus_build, pbus_instance.name, pbus_instance.sock_dir, log_path,
+                                   extra, tree=tree).start()) as connect:
+            if with_server:
+                wait_for_methods(connect(), "PING")
+            yield connect
 
 
 @pytest.fixture

@@ -20,11 +20,11 @@ as PORT= and HISLIP_PORT=). Two kinds of client:
   lengths, a disconnect in the middle of a message) and for the rules
   pyvisa-py does not exercise (MAV, RMT-delivered, Trigger).
 """
+import contextlib
 import os
 import select
 import socket
 import struct
-import subprocess
 import threading
 import time
 
@@ -33,7 +33,7 @@ import pyvisa
 from pyvisa_py.protocols import hislip as pyhislip
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.scpi import method_server, read_notify, wait_for_methods
+from pbustest.scpi import ScpiDaemon, method_server, wait_for_methods
 
 SUITE = "scpi-hislip"
 
@@ -168,33 +168,15 @@ def errors(query):
         codes.append(code)
 
 
-@pytest.fixture
-def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
-    """pbusd + pbus-scpi; yields an object with .hislip_port, .port,
-    .visa() (a pyvisa-py resource), .raw() (a Hislip session)."""
-    tree = pbus_build.path("examples", "psu", "psu.scpi")
-    program = pbus_build.path("daemon", "pbus-scpi")
-    pbus_build.require(program)
-    pbus_daemons.start(pbus_instance.name, pbus_instance.state_dir, schema=pbus_build.psu_schema,
-                       extra=["--socket-dir", pbus_instance.sock_dir])
-    r, w = os.pipe()
+@contextlib.contextmanager
+def serving(pbus_build, pbus_instance, pbus_tmp, tree, extra=()):
+    """pbus-scpi with HiSLIP on @tree (the instance's pbusd running);
+    yields an object with .hislip_port, .port, .proc, .log_path, .visa() (a
+    pyvisa-py resource), .raw() (a Hislip session)."""
     log_path = os.path.join(pbus_tmp, f"pbus-scpi-{pbus_instance.name}.log")
-    log = open(log_path, "ab")
-    proc = subprocess.Popen([program, "--instance", pbus_instance.name, "--tree", tree,
-                             "--socket-dir", pbus_instance.sock_dir, "--listen", "127.0.0.1:0",
-                             "--hislip", "127.0.0.1:0", "--max-clients", str(MAX_CLIENTS),
-                             "--max-line", str(MAX_LINE), "--notify-fd", str(w)],
-                            pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    os.close(w)
-    log.close()
-    data = read_notify(r)
-
-    class Server:
-        pass
-
-    srv = Server()
-    srv.proc = proc
-    srv.log_path = log_path
+    srv = ScpiDaemon(pbus_build, pbus_instance.name, pbus_instance.sock_dir, log_path,
+                     ["--max-clients", str(MAX_CLIENTS), "--max-line", str(MAX_LINE)] + list(extra),
+                     tree=tree, hislip=True).start()
     opened = []
     rm = pyvisa.ResourceManager("@py")
 
@@ -212,14 +194,8 @@ def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
 
     srv.visa, srv.raw = visa, raw
     try:
-        if b"READY=1\n" not in data:
-            with open(log_path, errors="replace") as f:
-                raise Failure(f"pbus-scpi not ready: {f.read()[-1000:]}")
-        fields = dict(line.split("=", 1) for line in data.decode().split("\n") if "=" in line)
-        srv.port = int(fields["PORT"])
-        srv.hislip_port = int(fields["HISLIP_PORT"])
         yield srv
-        check(proc.poll() is None, f"pbus-scpi exited with {proc.returncode}")
+        check(srv.running(), f"pbus-scpi exited with {srv.proc.returncode}")
     finally:
         for o in opened:
             try:
@@ -227,13 +203,17 @@ def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
             except Exception:  # a session the test already broke
                 pass
         rm.close()
-        proc.terminate()
-        try:
-            rc = proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+        rc = srv.stop()
     check(rc == 0, f"pbus-scpi exit status {rc} after SIGTERM")
+
+
+@pytest.fixture
+def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """pbusd + pbus-scpi on the demo's tree (serving()'s object)."""
+    pbus_daemons.start(pbus_instance.name, pbus_instance.state_dir, schema=pbus_build.psu_schema,
+                       extra=["--socket-dir", pbus_instance.sock_dir])
+    with serving(pbus_build, pbus_instance, pbus_tmp, pbus_build.path("examples", "psu", "psu.scpi")) as srv:
+        yield srv
 
 
 def interface(inst):

@@ -33,7 +33,7 @@ import pyvisa
 from pyvisa_py.protocols import hislip as pyhislip
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.scpi import ScpiDaemon, method_server, wait_for_methods
+from pbustest.scpi import ScpiDaemon, method_server, slow_instrument, wait_for_methods
 
 SUITE = "scpi-hislip"
 
@@ -214,6 +214,16 @@ def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
                        extra=["--socket-dir", pbus_instance.sock_dir])
     with serving(pbus_build, pbus_instance, pbus_tmp, pbus_build.path("examples", "psu", "psu.scpi")) as srv:
         yield srv
+
+
+@pytest.fixture
+def slow_server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """pbusd + pbus-test-slow-server (tests/scpi-daemon/slow.fdepl: methods
+    that take the time they are told to) + pbus-scpi on its tree."""
+    with slow_instrument(pbus_build, pbus_daemons, pbus_instance, pbus_tmp) as tree:
+        with serving(pbus_build, pbus_instance, pbus_tmp, tree) as srv:
+            wait_for_methods(srv.visa(), "PING")
+            yield srv
 
 
 def interface(inst):
@@ -578,3 +588,24 @@ def test_methods_over_hislip(server, pbus_build, pbus_instance, pbus_tmp):
         check(inst.query("OUTP:PROT:CLE;*OPC?") == "1", "*OPC? after clear_trip")
         check(inst.query("*IDN?").startswith("ACME"), "the session goes on")
         check(inst.query("SYST:ERR?") == '0,"No error"', "no error")
+
+
+def test_clear_while_a_method_runs(slow_server):
+    """A device clear while the session's message waits for a query
+    method's reply: clear() completes at once (the waiting message is
+    dropped and the synchronous channel read again), the session is served
+    meanwhile, the method's answer is never sent, and the call stays a
+    pending operation (*OPC? answers once it replied)."""
+    inst = slow_server.visa()
+    t0 = time.monotonic()
+    inst.write("WAIT? 1000;*IDN?")
+    time.sleep(0.1)
+    inst.clear()
+    check(time.monotonic() - t0 < 0.6, f"clear() took until {time.monotonic() - t0:.3f} s")
+    check(inst.query("DONE?") == "0", "the next message answers its own query")
+    check(time.monotonic() - t0 < 0.8, "served before the method replied")
+    check(inst.query("*OPC?") == "1", "*OPC? after the dropped query")
+    check(time.monotonic() - t0 >= 1.0, "*OPC? answered before the call replied: it was not pending")
+    # had the dropped message's answer ("1000;...") been sent, this reads it
+    check(inst.query("*IDN?") == "parambus,pbus-scpi,0,0", "no late answer of the dropped message")
+    check(errors(inst.query) == [], "no error")

@@ -3,7 +3,10 @@
 # NAME.h / NAME.c (typed C accessors) in the current binary dir, and a
 # library target NAME-bindings to link against. The generator runs from the
 # project's venv (PBUS_PYTHON, made by `make venv`); the outputs are rebuilt
-# when the .fidl/.fdepl or the generator change.
+# when the .fidl/.fdepl or the generator change. The generator is this
+# checkout's gen/ (PYTHONPATH), whatever copy the venv has installed, as
+# for every pbus-gen run of the build: a second worktree sharing the venv
+# builds with its own generator.
 # What a run of pbus-gen on FDEPL depends on: the .fidl/.fdepl files beside
 # it and the generator itself (into the variable named by OUT_VAR).
 function(_pbus_gen_depends fdepl out_var)
@@ -22,7 +25,8 @@ function(pbus_generate name fdepl prefix)
   set(out ${CMAKE_CURRENT_BINARY_DIR})
   add_custom_command(
     OUTPUT ${out}/${name}.pbs ${out}/${name}.h ${out}/${name}.c
-    COMMAND ${PBUS_PYTHON} -m pbusgen --prefix ${prefix}
+    COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${PROJECT_SOURCE_DIR}/gen
+            ${PBUS_PYTHON} -m pbusgen --prefix ${prefix}
             --schema ${out}/${name}.pbs --c-header ${out}/${name}.h --c-source ${out}/${name}.c ${fdepl}
     DEPENDS ${depends}
     COMMENT "pbus-gen ${fdepl}"
@@ -41,7 +45,8 @@ function(pbus_generate_schema name fdepl)
   set(out ${CMAKE_CURRENT_BINARY_DIR})
   add_custom_command(
     OUTPUT ${out}/${name}.pbs
-    COMMAND ${PBUS_PYTHON} -m pbusgen --schema ${out}/${name}.pbs ${fdepl}
+    COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${PROJECT_SOURCE_DIR}/gen
+            ${PBUS_PYTHON} -m pbusgen --schema ${out}/${name}.pbs ${fdepl}
     DEPENDS ${depends}
     COMMENT "pbus-gen ${fdepl}"
     VERBATIM)
@@ -72,7 +77,8 @@ function(pbus_generate_rpc name input prefix)
   endif()
   add_custom_command(
     OUTPUT ${out}/${name}-rpc.h ${out}/${name}-rpc.c
-    COMMAND ${PBUS_PYTHON} -m pbusgen --prefix ${prefix} ${select}
+    COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${PROJECT_SOURCE_DIR}/gen
+            ${PBUS_PYTHON} -m pbusgen --prefix ${prefix} ${select}
             --rpc-header ${out}/${name}-rpc.h --rpc-source ${out}/${name}-rpc.c ${input}
     DEPENDS ${depends}
     COMMENT "pbus-gen --rpc ${input}"

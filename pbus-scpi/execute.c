@@ -7,7 +7,16 @@
  * written before it. A setting refused by the checks here (limits) or by
  * pbusd (rights, read-only, range) drops the whole batch, is queued as an
  * error, and ends the message: nothing of the batch is written. Queries are
- * answered on one line, joined by ';'.
+ * answered on one line, joined by ';', built in the session's line buffer
+ * and handed to the transport when the message is done.
+ *
+ * Method commands (method.c) flush the batch and start their call: a
+ * `set` runs overlapped (it is a pending operation until its reply), a
+ * `query` suspends the message until its answer is in the line. *OPC?
+ * and *WAI suspend it while operations are pending, *OPC arms ESR bit 0
+ * for when they are done. A suspended message is kept as a copy; on
+ * resume it is parsed again (the same text gives the same commands) and
+ * run on from the command where it stopped.
  */
 #include <errno.h>
 #include <float.h>
@@ -124,8 +133,44 @@ void scpi_session_fini(struct scpi_session *session, struct scpi_server *server)
 {
 	if (session->parser)
 		scpi_status_session_remove(server, session);
+	scpi_methods_session_gone(server, session);
 	pbus_scpi_parser_free(session->parser);
 	session->parser = NULL;
+	free(session->held);
+	free(session->line.data);
+	session->held = NULL;
+	session->line.data = NULL;
+	session->wait = SCPI_WAIT_NONE;
+}
+
+void scpi_session_notify(struct scpi_session *session)
+{
+	if (session->status_changed)
+		session->status_changed(session, session->status_userdata);
+}
+
+bool scpi_session_ready(const struct scpi_session *session)
+{
+	switch (session->wait) {
+	case SCPI_WAIT_CALL:
+		return session->awaited == NULL;
+	case SCPI_WAIT_IDLE:
+		return session->pending == 0;
+	default:
+		return true;
+	}
+}
+
+void scpi_session_clear(struct scpi_session *session)
+{
+	session->wait = SCPI_WAIT_NONE;
+	session->awaited = NULL; /* its reply is still pending, its answer is dropped */
+	session->call_failed = false;
+	session->opc_armed = false;
+	session->held_length = 0;
+	session->line.length = 0;
+	session->line.parts = 0;
+	session->line.overflow = false;
 }
 
 /* IEEE 488.2 11.5.1: the ESR bit of an error class. */
@@ -192,6 +237,11 @@ static void out_append(struct scpi_response *out, const char *text, size_t lengt
 	out->length += length;
 }
 
+void scpi_out_append(struct scpi_response *out, const char *text, size_t length)
+{
+	out_append(out, text, length);
+}
+
 static void out_text(struct scpi_response *out, const char *text)
 {
 	out_append(out, text, strlen(text));
@@ -204,13 +254,18 @@ static void out_begin(struct scpi_response *out)
 		out_append(out, ";", 1);
 }
 
+void scpi_out_begin(struct scpi_response *out)
+{
+	out_begin(out);
+}
+
 /*
  * A real as the shortest decimal that reads back as the same value (as a
  * float for float parameters): NR2 ("1.5", "2.0") when the exponent is
  * within -4 .. 14, else NR3 ("1.5E-07"); non-finite values as SCPI-99's
  * 9.91E+37 and +/-9.9E+37.
  */
-static void format_real(char *buf, size_t size, double value, bool is_float)
+void scpi_format_real(char *buf, size_t size, double value, bool is_float)
 {
 	if (!isfinite(value)) {
 		pbus_scpi_format_nr3(buf, size, value, 2);
@@ -284,7 +339,7 @@ static void format_element(struct scpi_response *out, const struct pbus_scpi_par
 		} else {
 			v = (double)load_int(p, type);
 		}
-		format_real(buf, sizeof(buf), v * param->unit_factor, false);
+		scpi_format_real(buf, sizeof(buf), v * param->unit_factor, false);
 		out_text(out, buf);
 		return;
 	}
@@ -302,7 +357,7 @@ static void format_element(struct scpi_response *out, const struct pbus_scpi_par
 		}
 		break;
 	case PBUS_SCPI_KIND_REAL:
-		format_real(buf, sizeof(buf), load_real(p, type), type == PBUS_TYPE_FLOAT);
+		scpi_format_real(buf, sizeof(buf), load_real(p, type), type == PBUS_TYPE_FLOAT);
 		break;
 	case PBUS_SCPI_KIND_ENUM: {
 		int64_t v = load_int(p, PBUS_TYPE_ENUM);
@@ -910,15 +965,19 @@ static int run_common(struct scpi_server *server, struct scpi_session *session,
 		pbus_scpi_format_nr1(buf, sizeof(buf), scpi_session_stb(session));
 		out_text(out, buf);
 	} else if (strcmp(n, "*OPC") == 0) {
-		/* Every earlier setting was acknowledged by pbusd: complete. */
+		/* Every earlier setting was acknowledged by pbusd; the pending
+		 * operations are method calls. *OPC? runs only once there are
+		 * none (scpi_execute() waits for that). */
 		if (c->query) {
 			out_begin(out);
 			out_text(out, "1");
+		} else if (session->pending) {
+			session->opc_armed = true; /* set when the last call completes (method.c) */
 		} else {
 			session->esr |= 1u; /* OPC */
 		}
 	} else if (strcmp(n, "*WAI") == 0) {
-		/* nothing pending: see *OPC */
+		/* runs only once nothing is pending (scpi_execute() waits for that) */
 	} else if (strcmp(n, "*TST") == 0) {
 		out_begin(out);
 		out_text(out, pbus_client_ping(server->client, "tst", 3) == 0 ? "0" : "1");
@@ -941,50 +1000,142 @@ static int run_common(struct scpi_server *server, struct scpi_session *session,
 	return 0;
 }
 
-void scpi_execute(struct scpi_server *server, struct scpi_session *session, const char *message,
-		  size_t length, struct scpi_response *out)
+/* Keep a copy of the message being suspended (it is re-parsed on resume). */
+static int hold(struct scpi_session *session, const char *message, size_t length)
 {
-	struct pbus_scpi_result res;
-	int rc = pbus_scpi_parse(session->parser, message, length, &res);
-	if (rc == -EINVAL) {
-		scpi_session_error(session, -100, "message not parsed");
-		return;
+	if (message == session->held)
+		return 0; /* resumed, and waiting again */
+	if (length > session->held_capacity) {
+		char *h = realloc(session->held, length);
+		if (!h)
+			return -ENOMEM;
+		session->held = h;
+		session->held_capacity = length;
 	}
-	out->parts = 0;
-	size_t start = out->length;
+	memcpy(session->held, message, length);
+	session->held_length = length;
+	return 0;
+}
+
+/* The message is done: its line goes to the transport. */
+static enum scpi_exec_result finish(struct scpi_session *session, struct scpi_response *out)
+{
+	struct scpi_response *line = &session->line;
+	session->wait = SCPI_WAIT_NONE;
+	session->held_length = 0;
+	if (line->overflow) {
+		scpi_session_error(session, -223, "response longer than %u bytes", SCPI_RESPONSE_MAX);
+	} else if (line->parts) {
+		out_append(out, line->data, line->length);
+		out_append(out, "\n", 1);
+	}
+	line->length = 0;
+	line->parts = 0;
+	line->overflow = false;
+	return SCPI_EXEC_DONE;
+}
+
+static bool is_common(const struct pbus_scpi_command *c, const char *name)
+{
+	return c->common && strcmp(c->common_name, name) == 0;
+}
+
+/* Run @res's commands from session->resume_at on. */
+static enum scpi_exec_result run(struct scpi_server *server, struct scpi_session *session,
+				 const char *message, size_t length, const struct pbus_scpi_result *res,
+				 struct scpi_response *out)
+{
+	struct scpi_response *line = &session->line;
 	batch_reset(server);
 	bool failed = false;
-	for (size_t i = 0; i < res.command_count && !failed; i++) {
-		const struct pbus_scpi_command *c = &res.commands[i];
-		bool status = !c->common && c->param->index >= SCPI_BUILTIN_QUES &&
+	for (size_t i = session->resume_at; i < res->command_count && !failed; i++) {
+		const struct pbus_scpi_command *c = &res->commands[i];
+		bool method = !c->common && c->param->kind == PBUS_SCPI_KIND_METHOD;
+		bool status = !c->common && !method && c->param->index >= SCPI_BUILTIN_QUES &&
 			      c->param->index <= SCPI_BUILTIN_PRESET;
-		if (!c->common && !c->query && !status) {
-			failed = add_setting(server, session, c, res.args) < 0;
+		if (!c->common && !c->query && !status && !method) {
+			failed = add_setting(server, session, c, res->args) < 0;
 			continue;
 		}
 		if (batch_flush(server, session) < 0) {
 			failed = true;
 			break;
 		}
-		if (c->common)
-			failed = run_common(server, session, c, res.args, out) < 0;
-		else if (status)
-			failed = run_status(server, session, c, res.args, out) < 0;
-		else
-			failed = run_query(server, session, c, res.args, out) < 0;
+		enum scpi_wait wait = SCPI_WAIT_NONE;
+		if (method) {
+			failed = scpi_method_start(server, session, c, res->args) < 0;
+			if (!failed && c->query)
+				wait = SCPI_WAIT_CALL; /* the answer comes before the next command */
+			session->resume_at = i + 1;
+		} else if ((is_common(c, "*OPC") && c->query) || is_common(c, "*WAI")) {
+			if (session->pending) {
+				wait = SCPI_WAIT_IDLE; /* run again once nothing is pending */
+				session->resume_at = i;
+			} else {
+				failed = run_common(server, session, c, res->args, line) < 0;
+			}
+		} else if (c->common) {
+			failed = run_common(server, session, c, res->args, line) < 0;
+		} else if (status) {
+			failed = run_status(server, session, c, res->args, line) < 0;
+		} else {
+			failed = run_query(server, session, c, res->args, line) < 0;
+		}
+		if (wait != SCPI_WAIT_NONE) {
+			if (hold(session, message, length) < 0) {
+				/* cannot wait without the copy: the message ends here */
+				scpi_session_clear(session);
+				scpi_session_error(session, -200, "out of memory to wait for %s",
+						   c->common ? c->common_name : c->param->name);
+				return finish(session, out);
+			}
+			session->wait = wait;
+			if (scpi_session_ready(session))
+				continue; /* cannot happen: replies come from the loop */
+			return SCPI_EXEC_WAITING;
+		}
 	}
 	if (failed)
 		batch_reset(server);
 	else if (batch_flush(server, session) < 0)
 		failed = true;
-	if (!failed && res.error)
-		scpi_session_error(session, res.error, "%s", res.detail);
-	if (out->overflow) {
-		out->overflow = false;
-		out->length = start;
-		scpi_session_error(session, -223, "response longer than %u bytes", SCPI_RESPONSE_MAX);
-		return;
+	if (!failed && res->error)
+		scpi_session_error(session, res->error, "%s", res->detail);
+	return finish(session, out);
+}
+
+enum scpi_exec_result scpi_execute(struct scpi_server *server, struct scpi_session *session,
+				   const char *message, size_t length, struct scpi_response *out)
+{
+	struct pbus_scpi_result res;
+	session->wait = SCPI_WAIT_NONE;
+	session->resume_at = 0;
+	session->call_failed = false;
+	session->line.length = 0;
+	session->line.parts = 0;
+	session->line.overflow = false;
+	int rc = pbus_scpi_parse(session->parser, message, length, &res);
+	if (rc == -EINVAL) {
+		scpi_session_error(session, -100, "message not parsed");
+		return SCPI_EXEC_DONE;
 	}
-	if (out->parts)
-		out_append(out, "\n", 1);
+	return run(server, session, message, length, &res, out);
+}
+
+enum scpi_exec_result scpi_resume(struct scpi_server *server, struct scpi_session *session,
+				  struct scpi_response *out)
+{
+	if (session->wait == SCPI_WAIT_NONE)
+		return SCPI_EXEC_DONE;
+	if (!scpi_session_ready(session))
+		return SCPI_EXEC_WAITING;
+	if (session->call_failed) {
+		/* the query method failed (its error is queued): the message ends */
+		session->call_failed = false;
+		return finish(session, out);
+	}
+	struct pbus_scpi_result res;
+	pbus_scpi_parse(session->parser, session->held, session->held_length, &res);
+	session->wait = SCPI_WAIT_NONE;
+	return run(server, session, session->held, session->held_length, &res, out);
 }

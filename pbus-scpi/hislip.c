@@ -84,6 +84,9 @@ struct session {
 	size_t message_length;
 	bool discarding;             /* until the next DataEnd: it was too long */
 	struct scpi_response response;
+	bool running;                /* a program message of s->message waits for a method */
+	size_t run_offset;           /* where the next program message of s->message starts */
+	uint32_t run_id;             /* the MessageID its response will carry */
 	uint32_t last_id;            /* of the last Data, DataEnd or Trigger */
 	bool rmt_expected;           /* a DataEnd was sent, not yet acknowledged */
 	bool clearing;               /* AsyncDeviceClear seen, DeviceClearComplete not yet */
@@ -202,6 +205,8 @@ static bool blocked(const struct hislip_server *h, const struct conn *c)
 		return false;
 	if (pending(c) >= SCPI_RESPONSE_MAX || (s->async && pending(s->async) >= ASYNC_OUT_MAX))
 		return true;
+	if (s->running)
+		return true; /* a message waits for a method: the next one waits too */
 	return locked_out(h, s);
 }
 
@@ -292,6 +297,7 @@ static void fatal(struct hislip_server *h, struct conn *c, uint8_t code, const c
 /* --- sessions ---------------------------------------------------------------- */
 
 static void status_changed(struct scpi_session *scpi, void *userdata);
+static void session_resume(struct scpi_session *scpi, void *userdata);
 
 static struct session *session_open(struct hislip_server *h, struct conn *c)
 {
@@ -328,6 +334,8 @@ static struct session *session_open(struct hislip_server *h, struct conn *c)
 	s->client_max = CLIENT_MAX_DEFAULT;
 	s->scpi.status_changed = status_changed;
 	s->scpi.status_userdata = s;
+	s->scpi.resume = session_resume;
+	s->scpi.resume_userdata = s;
 	return s;
 }
 
@@ -528,26 +536,57 @@ static void notify_status(struct session *s)
 		s->scpi.status_changed(&s->scpi, s->scpi.status_userdata);
 }
 
-/* Run the program message(s) gathered up to a DataEnd: NL inside it ends a
- * message as on the raw socket, END ends the last one. */
-static void run_message(struct hislip_server *h, struct session *s, uint32_t id)
+/* Run the program messages of s->message from s->run_offset on: NL inside
+ * it ends a message as on the raw socket, END ends the last one. When one
+ * waits for a method, the session stays `running` (its synchronous channel
+ * is not read) until session_resume() goes on from there. */
+static void run_messages(struct hislip_server *h, struct session *s)
 {
 	struct scpi_response *out = &s->response;
-	out->length = 0;
-	out->overflow = false;
-	size_t off = 0;
-	while (off < s->message_length) {
-		const char *m = s->message + off;
-		size_t left = s->message_length - off;
+	while (s->run_offset < s->message_length) {
+		const char *m = s->message + s->run_offset;
+		size_t left = s->message_length - s->run_offset;
 		ssize_t n = pbus_scpi_message_length(m, left, h->options.max_message);
 		size_t len = n > 0 ? (size_t)n : left;
-		scpi_execute(h->scpi, &s->scpi, m, len, out);
-		off += len;
+		enum scpi_exec_result r = scpi_execute(h->scpi, &s->scpi, m, len, out);
+		s->run_offset += len;
 		notify_status(s);
+		if (r == SCPI_EXEC_WAITING) {
+			s->running = true;
+			return;
+		}
 	}
+	s->running = false;
 	s->message_length = 0;
+	s->run_offset = 0;
 	if (out->length)
-		send_response(s, id, out->data, out->length);
+		send_response(s, s->run_id, out->data, out->length);
+}
+
+/* A DataEnd: its program message(s) run, the response carries @id. */
+static void run_message(struct hislip_server *h, struct session *s, uint32_t id)
+{
+	s->response.length = 0;
+	s->response.overflow = false;
+	s->run_offset = 0;
+	s->run_id = id;
+	run_messages(h, s);
+}
+
+static void pump(struct hislip_server *h);
+
+/* The session's waiting message can go on (from the method loop). */
+static void session_resume(struct scpi_session *scpi, void *userdata)
+{
+	struct session *s = userdata;
+	struct hislip_server *h = s->server;
+	if (!s->running)
+		return;
+	enum scpi_exec_result r = scpi_resume(h->scpi, scpi, &s->response);
+	notify_status(s);
+	if (r == SCPI_EXEC_DONE)
+		run_messages(h, s);
+	pump(h);
 }
 
 /* The bookkeeping of every Data, DataEnd and Trigger (IVI-6.1 3.1.1). */
@@ -596,6 +635,12 @@ static void async_status_query(struct session *s, const struct hislip_header *m)
 static void async_device_clear(struct session *s)
 {
 	s->clearing = true;
+	if (s->running) {
+		/* the waiting message is dropped; its calls stay pending */
+		scpi_session_clear(&s->scpi);
+		s->running = false;
+		s->run_offset = 0;
+	}
 	s->message_length = 0;
 	s->discarding = false;
 	if (s->sync)

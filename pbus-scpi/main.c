@@ -7,7 +7,10 @@
  * messages (pbus_scpi_message_length()); a partial message waits in the
  * client's buffer; a line longer than --max-line is refused with -363 and
  * discarded up to its terminator. A client whose responses pile up (more
- * than SCPI_RESPONSE_MAX unread bytes) is not read until it reads them.
+ * than SCPI_RESPONSE_MAX unread bytes) is not read until it reads them,
+ * and neither is one whose program message waits for a method (its
+ * session resumes it from the method loop, whose descriptor is here too);
+ * such a client that hangs up is closed at once, its calls orphaned.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -57,6 +60,9 @@ static const char usage[] =
 	"  -T, --idle-timeout S     close a client silent for S seconds (default 0: never)\n"
 	"      --status-interval MS follow the parameters behind STATus:QUEStionable and\n"
 	"                           :OPERation at most every MS ms (default 50)\n"
+	"      --call-timeout MS    give a method call MS ms to reply, then -200 \"timed\n"
+	"                           out\" (default 10000); method commands run\n"
+	"                           overlapped, *OPC, *OPC? and *WAI wait for them\n"
 	"      --notify-fd FD       write \"PORT=N\\nHISLIP_PORT=N\\nREADY=1\\n\" to FD when\n"
 	"                           listening, then close it\n"
 	"  -l, --log-level LEVEL    error, warning, info (default) or debug\n"
@@ -73,7 +79,10 @@ static const char usage[] =
 	"Exit status: 0 after SIGTERM/SIGINT, 1 on an error (no tree, no pbusd,\n"
 	"schema mismatch, address in use), 2 on a usage error.\n";
 
+struct daemon;
+
 struct conn {
+	struct daemon *daemon;
 	int fd;
 	bool used, discarding, want_out;
 	char peer[64];
@@ -95,7 +104,7 @@ struct daemon {
 };
 
 /* epoll data: small numbers are the fixed sources, others conn index + 16 */
-enum { SOURCE_LISTEN = 1, SOURCE_SIGNAL = 2, SOURCE_PBUSD = 3, SOURCE_CONN = 16 };
+enum { SOURCE_LISTEN = 1, SOURCE_SIGNAL = 2, SOURCE_PBUSD = 3, SOURCE_METHODS = 4, SOURCE_CONN = 16 };
 /* HiSLIP's sources (hislip.c) are numbered from here up */
 #define SOURCE_HISLIP (UINT64_C(1) << 32)
 
@@ -185,7 +194,7 @@ static void conn_update_events(struct daemon *d, struct conn *c)
 	uint32_t events = EPOLLRDHUP;
 	if (pending)
 		events |= EPOLLOUT;
-	if (pending < SCPI_RESPONSE_MAX)
+	if (pending < SCPI_RESPONSE_MAX && !scpi_session_waiting(&c->session))
 		events |= EPOLLIN;
 	struct epoll_event ev = {.events = events, .data.u64 = SOURCE_CONN + (uint64_t)(c - d->conns)};
 	epoll_ctl(d->epoll, EPOLL_CTL_MOD, c->fd, &ev);
@@ -235,8 +244,10 @@ static void conn_process(struct daemon *d, struct conn *c)
 		}
 		if (n <= 0)
 			break;
-		scpi_execute(&d->server, &c->session, c->in + off, (size_t)n, &c->out);
+		enum scpi_exec_result r = scpi_execute(&d->server, &c->session, c->in + off, (size_t)n, &c->out);
 		off += (size_t)n;
+		if (r == SCPI_EXEC_WAITING)
+			break; /* the rest waits in the buffer until the session resumes */
 		/* a client that does not read its responses is not read either */
 		if (c->out.length - c->out_sent >= SCPI_RESPONSE_MAX)
 			break;
@@ -248,7 +259,7 @@ static void conn_process(struct daemon *d, struct conn *c)
 static void conn_readable(struct daemon *d, struct conn *c)
 {
 	clock_gettime(CLOCK_MONOTONIC, &c->last);
-	for (;;) {
+	while (!scpi_session_waiting(&c->session)) {
 		size_t room = d->max_line - c->in_length;
 		if (room == 0) {
 			/* the buffer holds max_line bytes without a whole message */
@@ -275,6 +286,17 @@ static void conn_readable(struct daemon *d, struct conn *c)
 		if (c->out.length - c->out_sent >= SCPI_RESPONSE_MAX)
 			break;
 	}
+	conn_flush(d, c);
+}
+
+/* A waiting message can go on (called from the method loop's dispatch):
+ * finish it, run what else is buffered, send. */
+static void conn_resume(struct scpi_session *session, void *userdata)
+{
+	struct conn *c = userdata;
+	struct daemon *d = c->daemon;
+	if (scpi_resume(&d->server, session, &c->out) == SCPI_EXEC_DONE)
+		conn_process(d, c);
 	conn_flush(d, c);
 }
 
@@ -312,6 +334,9 @@ static void accept_clients(struct daemon *d)
 			memset(c, 0, sizeof(*c));
 			continue;
 		}
+		c->daemon = d;
+		c->session.resume = conn_resume;
+		c->session.resume_userdata = c;
 		clock_gettime(CLOCK_MONOTONIC, &c->last);
 		d->clients++;
 		log_msg(LOG_INFO, "client %s: connected", c->peer);
@@ -348,7 +373,7 @@ int main(int argc, char **argv)
 	const char *instance = NULL, *tree_path = NULL, *listen_text = "127.0.0.1:5025",
 		   *socket_dir = NULL, *hislip_text = "127.0.0.1:4880";
 	unsigned long max_clients = 16, max_line = 65536, idle = 0, notify_fd = ULONG_MAX,
-		      status_interval = 50;
+		      status_interval = 50, call_timeout = 10000;
 	static const struct option longopts[] = {
 		{"instance", required_argument, NULL, 'i'},
 		{"tree", required_argument, NULL, 't'},
@@ -360,6 +385,7 @@ int main(int argc, char **argv)
 		{"idle-timeout", required_argument, NULL, 'T'},
 		{"notify-fd", required_argument, NULL, 'N'},
 		{"status-interval", required_argument, NULL, 'S'},
+		{"call-timeout", required_argument, NULL, 'C'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -388,6 +414,10 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			if (parse_count("status-interval", optarg, 0, 60000, &status_interval) < 0)
+				return 2;
+			break;
+		case 'C':
+			if (parse_count("call-timeout", optarg, 1, 3600000, &call_timeout) < 0)
 				return 2;
 			break;
 		case 'N':
@@ -487,6 +517,11 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		log_msg(LOG_WARNING, "STATus registers: cannot follow their %zu parameters (%s): "
 			"their condition bits stay 0", d.server.status_count, pbus_strerror(rc));
+	rc = scpi_methods_init(&d.server, instance, socket_dir, (unsigned)call_timeout);
+	if (rc == -ENOMEM) {
+		log_msg(LOG_ERROR, "start: %s", strerror(ENOMEM));
+		return 1;
+	}
 
 	unsigned port;
 	d.listen_fd = scpi_listen((struct sockaddr *)&addr, addr_len, &port);
@@ -509,6 +544,10 @@ int main(int argc, char **argv)
 	epoll_ctl(d.epoll, EPOLL_CTL_ADD, d.signal_fd, &ev);
 	ev.data.u64 = SOURCE_PBUSD;
 	epoll_ctl(d.epoll, EPOLL_CTL_ADD, pbus_client_fd(client), &ev);
+	if (scpi_methods_fd(&d.server) >= 0) {
+		ev.data.u64 = SOURCE_METHODS;
+		epoll_ctl(d.epoll, EPOLL_CTL_ADD, scpi_methods_fd(&d.server), &ev);
+	}
 
 	struct hislip_server *hislip = NULL;
 	if (hislip_addr_len) {
@@ -556,6 +595,8 @@ int main(int argc, char **argv)
 				running = false;
 			} else if (src >= SOURCE_HISLIP) {
 				hislip_server_dispatch(hislip, src, events[i].events);
+			} else if (src == SOURCE_METHODS) {
+				scpi_methods_dispatch(&d.server);
 			} else if (src == SOURCE_PBUSD) {
 				int r = pbus_client_dispatch(client);
 				if (r < 0)
@@ -566,6 +607,12 @@ int main(int argc, char **argv)
 					continue;
 				if (events[i].events & (EPOLLERR | EPOLLHUP)) {
 					conn_close(&d, c, "connection error");
+					continue;
+				}
+				if (scpi_session_waiting(&c->session) && (events[i].events & EPOLLRDHUP)) {
+					/* not read while it waits: a hang-up ends it (the
+					 * calls in flight are orphaned, their replies dropped) */
+					conn_close(&d, c, "disconnected while waiting for a method");
 					continue;
 				}
 				if (events[i].events & (EPOLLIN | EPOLLRDHUP))
@@ -586,6 +633,7 @@ int main(int argc, char **argv)
 		if (d.conns[i].used)
 			conn_close(&d, &d.conns[i], "shutdown");
 	free(d.conns);
+	scpi_methods_fini(&d.server);
 	close(d.epoll);
 	close(d.signal_fd);
 	close(d.listen_fd);

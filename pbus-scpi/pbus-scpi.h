@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include <parambus/client.h>
+#include <parambus/rpc.h>
 
 #include "scpi.h"
 
@@ -55,6 +56,8 @@ struct scpi_register {
 	uint16_t event, enable, ptr, ntr;
 };
 
+struct scpi_call; /* a method call in flight (method.c) */
+
 struct scpi_server {
 	struct pbus_client *client;
 	struct pbus_scpi_tree *tree;
@@ -74,11 +77,35 @@ struct scpi_server {
 	size_t status_count;
 	uint32_t status_subscription;
 	struct scpi_session *sessions;           /* every session, for their event registers */
+	/* Methods (method.c): NULL proxy when the tree has no method commands. */
+	struct pbus_rpc_interface *itf;
+	struct pbus_loop *loop;
+	struct pbus_proxy *proxy;
+	char address[PBUS_RPC_ADDRESS_MAX + 1];  /* local:INSTANCE:INTERFACE */
+	unsigned call_timeout_ms;
+	struct scpi_call *calls;                 /* every call in flight, orphans too */
 };
 
 struct scpi_error {
 	int code;
 	char detail[SCPI_ERROR_DETAIL];
+};
+
+/* A growing response line, at most SCPI_RESPONSE_MAX bytes. */
+struct scpi_response {
+	char *data;
+	size_t length, capacity;
+	size_t parts;   /* responses in this line so far */
+	bool overflow;
+};
+
+enum scpi_exec_result { SCPI_EXEC_DONE, SCPI_EXEC_WAITING };
+
+/* What a suspended program message waits for. */
+enum scpi_wait {
+	SCPI_WAIT_NONE,
+	SCPI_WAIT_CALL,  /* the reply of a query method (session->awaited) */
+	SCPI_WAIT_IDLE,  /* no pending operation (*OPC?, *WAI) */
 };
 
 struct scpi_session {
@@ -94,14 +121,22 @@ struct scpi_session {
 	 * service requests from it (hislip.c). NULL when nobody listens. */
 	void (*status_changed)(struct scpi_session *session, void *userdata);
 	void *status_userdata;
-};
-
-/* A growing response line, at most SCPI_RESPONSE_MAX bytes. */
-struct scpi_response {
-	char *data;
-	size_t length, capacity;
-	size_t parts;   /* responses in this line so far */
-	bool overflow;
+	/* Pending operations (IEEE 488.2 12.5): the method calls in flight. */
+	size_t pending;
+	bool opc_armed;               /* *OPC: set ESR bit 0 when pending reaches 0 */
+	/* The program message being run: its response line, and when it
+	 * waits, a copy of it (re-parsed on resume) and where it stopped. */
+	struct scpi_response line;
+	enum scpi_wait wait;
+	struct scpi_call *awaited;    /* SCPI_WAIT_CALL: its call, NULL once answered */
+	bool call_failed;             /* the awaited call failed: the message ends */
+	char *held;
+	size_t held_length, held_capacity;
+	size_t resume_at;             /* the command to go on with */
+	/* Told (from the method loop) when a waiting message can go on: the
+	 * transport then calls scpi_resume(), outside its own read path. */
+	void (*resume)(struct scpi_session *session, void *userdata);
+	void *resume_userdata;
 };
 
 int scpi_server_init(struct scpi_server *server, struct pbus_client *client,
@@ -150,8 +185,52 @@ void scpi_session_error(struct scpi_session *session, int code, const char *fmt,
 	__attribute__((format(printf, 3, 4)));
 
 /* Run one program message (with its terminator); the response line, if
- * any query ran, is appended to @out with its "\n". */
-void scpi_execute(struct scpi_server *server, struct scpi_session *session, const char *message,
-		  size_t length, struct scpi_response *out);
+ * any query ran, is appended to @out with its "\n" once the message is
+ * done. SCPI_EXEC_WAITING: the message waits (the session keeps a copy);
+ * feed the session nothing until its resume callback, then scpi_resume(). */
+enum scpi_exec_result scpi_execute(struct scpi_server *server, struct scpi_session *session,
+				   const char *message, size_t length, struct scpi_response *out);
+/* Go on with a waiting message; as scpi_execute(). */
+enum scpi_exec_result scpi_resume(struct scpi_server *server, struct scpi_session *session,
+				  struct scpi_response *out);
+static inline bool scpi_session_waiting(const struct scpi_session *session)
+{
+	return session->wait != SCPI_WAIT_NONE;
+}
+/* Whether a waiting message may go on now. */
+bool scpi_session_ready(const struct scpi_session *session);
+/* Device clear (IEEE 488.2 5.8): a waiting message is dropped (a query
+ * method's answer will not be sent), *OPC is disarmed; calls in flight
+ * stay pending. */
+void scpi_session_clear(struct scpi_session *session);
+/* Queue a session's status change to whoever listens (status_changed). */
+void scpi_session_notify(struct scpi_session *session);
+
+/* Response building (execute.c), for method.c's answers. */
+void scpi_out_begin(struct scpi_response *out);
+void scpi_out_append(struct scpi_response *out, const char *text, size_t length);
+/* A real as the shortest decimal that reads back (NR2 or NR3). */
+void scpi_format_real(char *buf, size_t size, double value, bool is_float);
+
+/* --- method.c: calls of the instrument's methods --- */
+
+/* Make the proxy for @instance's interface when the tree has method
+ * commands: 0, or a negative errno (logged; method commands then answer
+ * -241). */
+int scpi_methods_init(struct scpi_server *server, const char *instance, const char *socket_dir,
+		      unsigned call_timeout_ms);
+/* Free the proxy, the loop and every call still in flight. */
+void scpi_methods_fini(struct scpi_server *server);
+/* The loop's descriptor for epoll (-1 without methods), and its dispatch. */
+int scpi_methods_fd(const struct scpi_server *server);
+void scpi_methods_dispatch(struct scpi_server *server);
+/* Start method command @c (flushes nothing: the caller did). A `set`
+ * counts as pending until its reply; a `query` also becomes the session's
+ * awaited call. 0, or a SCPI error code (queued). */
+int scpi_method_start(struct scpi_server *server, struct scpi_session *session,
+		      const struct pbus_scpi_command *c, const struct pbus_scpi_arg *args);
+/* The session closes: its calls in flight are orphaned (their replies
+ * dropped). */
+void scpi_methods_session_gone(struct scpi_server *server, struct scpi_session *session);
 
 #endif

@@ -367,11 +367,12 @@ static int special(const struct token *t)
 	return -1;
 }
 
+/* @t as a value of @p; MIN, MAX and DEF as such when @specials. */
 static int type_arg(struct scan *sc, const struct pbus_scpi_param *p, const struct token *t,
-		    struct pbus_scpi_arg *a)
+		    struct pbus_scpi_arg *a, bool specials)
 {
 	memset(a, 0, sizeof(*a));
-	int sp = special(t);
+	int sp = specials ? special(t) : -1;
 	if (sp == PBUS_SCPI_ARG_DEF ||
 	    (sp >= 0 && (p->kind == PBUS_SCPI_KIND_INTEGER || p->kind == PBUS_SCPI_KIND_REAL))) {
 		a->kind = (enum pbus_scpi_arg_kind)sp;
@@ -469,7 +470,8 @@ static int type_arg(struct scan *sc, const struct pbus_scpi_param *p, const stru
 		a->length = t->length;
 		return 0;
 	case PBUS_SCPI_KIND_NONE:
-		break; /* refused before any argument is read */
+	case PBUS_SCPI_KIND_METHOD:
+		break; /* refused before any argument is read; typed by the arguments */
 	}
 	return error_at(sc, -100, t->start, "unknown parameter kind");
 }
@@ -503,6 +505,7 @@ static int add_arg(struct scan *sc, struct pbus_scpi_arg **ret)
 /* The arguments after a header, up to ';' or the end. */
 static int scan_args(struct scan *sc, struct pbus_scpi_command *c, const struct common *common)
 {
+	const struct pbus_scpi_method *method = common ? NULL : c->param->method;
 	bool separated = false;
 	if (!at_end(sc) && white(peek(sc))) {
 		skip_white(sc);
@@ -513,6 +516,8 @@ static int scan_args(struct scan *sc, struct pbus_scpi_command *c, const struct 
 	if (!separated)
 		return error_at(sc, -102, sc->i, "'%c' after the header", peek(sc));
 	if (!common && c->param->kind == PBUS_SCPI_KIND_NONE)
+		return error_at(sc, -108, sc->i, "%s takes no parameter", c->param->name);
+	if (method && method->in_count == 0)
 		return error_at(sc, -108, sc->i, "%s takes no parameter", c->param->name);
 	for (;;) {
 		struct token t;
@@ -534,6 +539,17 @@ static int scan_args(struct scan *sc, struct pbus_scpi_command *c, const struct 
 			a->length = t.length;
 			if (t.suffix_length)
 				return error_at(sc, -138, t.start, "a suffix on %s", common->name);
+		} else if (method) {
+			/* a method's in-arguments, in order, each typed by its own */
+			if (c->arg_count > method->in_count)
+				return error_at(sc, -108, t.start, "%s takes %zu parameter%s", c->param->name,
+						method->in_count, method->in_count == 1 ? "" : "s");
+			const struct pbus_scpi_param *in = &method->in[c->arg_count - 1];
+			if (special(&t) >= 0 && in->kind != PBUS_SCPI_KIND_ENUM)
+				return error_at(sc, -224, t.start, "%s: MIN, MAX and DEF do not apply to "
+						"a method's argument '%s'", c->param->name, in->name);
+			if (type_arg(sc, in, &t, a, false))
+				return sc->result->error;
 		} else if (c->query) {
 			int sp = special(&t);
 			if (sp < 0 || c->arg_count > 1 ||
@@ -543,7 +559,7 @@ static int scan_args(struct scan *sc, struct pbus_scpi_command *c, const struct 
 			memset(a, 0, sizeof(*a));
 			a->kind = (enum pbus_scpi_arg_kind)sp;
 		} else {
-			if (type_arg(sc, c->param, &t, a))
+			if (type_arg(sc, c->param, &t, a, true))
 				return sc->result->error;
 		}
 		skip_white(sc);
@@ -563,6 +579,12 @@ counted:
 					c->query ? "?" : "", want, want == 1 ? "" : "s");
 		if (c->arg_count < want)
 			return error_at(sc, -109, sc->i, "%s takes %u parameter", common->name, want);
+		return 0;
+	}
+	if (method) {
+		if (c->arg_count < method->in_count)
+			return error_at(sc, -109, sc->i, "%s needs %zu parameter%s", c->param->name,
+					method->in_count, method->in_count == 1 ? "" : "s");
 		return 0;
 	}
 	if (c->query)

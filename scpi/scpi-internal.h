@@ -35,6 +35,12 @@ struct pbus_scpi_tree {
 	size_t mnemonic_count;
 	struct pbus_scpi_status_source *status;
 	size_t status_count;
+	struct pbus_scpi_method *methods;
+	size_t method_count;
+	struct pbus_scpi_param *args;     /* the methods' arguments */
+	size_t arg_count;
+	struct pbus_scpi_label *labels;   /* the methods' error enumerators */
+	size_t label_count;
 	struct scpi_node *nodes; /* nodes[0] is the root */
 	size_t node_count, node_capacity;
 	struct scpi_edge *edges; /* open addressing, capacity a power of two */

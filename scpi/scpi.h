@@ -50,6 +50,7 @@ enum pbus_scpi_kind {
 	PBUS_SCPI_KIND_BYTES,
 	PBUS_SCPI_KIND_ENUM,
 	PBUS_SCPI_KIND_NONE,    /* an event command (`STATus:PRESet`): set-only, no value */
+	PBUS_SCPI_KIND_METHOD,  /* a Franca method's command: param->method says what it takes */
 };
 
 struct pbus_scpi_mnemonic {
@@ -58,8 +59,19 @@ struct pbus_scpi_mnemonic {
 	uint8_t short_length;                  /* its upper-case head */
 };
 
+struct pbus_scpi_method;
+
+/*
+ * A parameter's command, or (kind METHOD) a method's: then @index is the
+ * method's number on the wire, @name its schema name, @type "method",
+ * @access QUERY or SET, and @method its arguments. A method's arguments
+ * are described by pbus_scpi_param records too (what the parser needs to
+ * type a value): @index is the argument's position, @name its name, @type
+ * the wire type ("int64"/"uint64" for Franca Integer, whose bounds are in
+ * int_min/int_max), never an array, no unit.
+ */
 struct pbus_scpi_param {
-	uint32_t index;   /* in the compiled schema */
+	uint32_t index;   /* in the compiled schema (a method: its number) */
 	char name[128];   /* "limits.voltage" */
 	char type[16];    /* schema token: "double", "uint8[]" */
 	enum pbus_scpi_kind kind;
@@ -71,6 +83,27 @@ struct pbus_scpi_param {
 	double unit_factor; /* value in base unit = value in parameter unit * factor */
 	const struct pbus_scpi_mnemonic *mnemonics; /* ENUM */
 	size_t mnemonic_count;
+	const struct pbus_scpi_method *method;      /* METHOD, else NULL */
+};
+
+/* An enumerator of a method's error enumeration: value and Franca label. */
+struct pbus_scpi_label {
+	int64_t value;
+	char text[64];
+};
+
+/* The tree's `method` record and the records after it (docs/scpi.md, "The
+ * tree file"): a `set` command takes the in-arguments and discards the
+ * reply; a `query` takes them and answers the out-arguments. */
+struct pbus_scpi_method {
+	uint32_t index;                       /* on the wire (docs/methods.md §3) */
+	const struct pbus_scpi_param *in;     /* [in_count], in order */
+	size_t in_count;
+	const struct pbus_scpi_param *out;    /* [out_count] (none for a `set`) */
+	size_t out_count;
+	const struct pbus_scpi_label *errors; /* [error_count]: the error enumeration; the
+					       * first enumerator is success */
+	size_t error_count;
 };
 
 /* The status register a parameter drives a bit of (SCPI-99 chapter 9). */
@@ -102,6 +135,9 @@ uint64_t pbus_scpi_tree_schema_hash(const struct pbus_scpi_tree *tree);
 size_t pbus_scpi_tree_param_count(const struct pbus_scpi_tree *tree);
 /* Borrowed, valid as long as the tree; NULL when i is out of range. */
 const struct pbus_scpi_param *pbus_scpi_tree_param(const struct pbus_scpi_tree *tree, size_t i);
+/* The method commands (each also a METHOD parameter). */
+size_t pbus_scpi_tree_method_count(const struct pbus_scpi_tree *tree);
+const struct pbus_scpi_method *pbus_scpi_tree_method(const struct pbus_scpi_tree *tree, size_t i);
 size_t pbus_scpi_tree_status_count(const struct pbus_scpi_tree *tree);
 /* Borrowed, valid as long as the tree; NULL when i is out of range. */
 const struct pbus_scpi_status_source *pbus_scpi_tree_status(const struct pbus_scpi_tree *tree,

@@ -6,8 +6,10 @@
  * header is inserted under its short and its long form, leading to the same
  * child, so that a lookup costs one probe per node of the header whatever
  * the tree's size. The file is input: every line is checked, and a bad one
- * is refused with its line number. One thread builds the tree; it is
- * read-only afterwards.
+ * is refused with its line number. A method's command is a parameter of
+ * kind METHOD pointing at its method record (arguments, error
+ * enumerators), so headers and conflicts treat both alike. One thread
+ * builds the tree; it is read-only afterwards.
  */
 #include "scpi-internal.h"
 
@@ -23,11 +25,21 @@
 #define LINE_MAX_BYTES 1024
 #define FIELDS_MAX 8
 
+/* Method records come in order: method, in*, out*, error*, header*. */
+enum method_phase { PHASE_IN, PHASE_OUT, PHASE_ERROR, PHASE_HEADER };
+
 struct loader {
 	struct pbus_scpi_tree *tree;
 	unsigned line;
 	char *error;
 	size_t error_size;
+	struct pbus_scpi_param *enum_owner; /* the record `enum` lines belong to */
+	struct pbus_scpi_method *method;    /* the method whose records follow */
+	enum method_phase phase;
+};
+
+struct counts {
+	size_t params, mnemonics, nodes, status, methods, args, labels;
 };
 
 static int fail(struct loader *l, const char *format, ...)
@@ -224,18 +236,184 @@ static int param_line(struct loader *l, char **f, int n)
 	}
 	p->mnemonics = tree->mnemonics + tree->mnemonic_count;
 	tree->param_count++;
+	l->method = NULL;
+	l->enum_owner = p->kind == PBUS_SCPI_KIND_ENUM ? p : NULL;
+	return 0;
+}
+
+static int access_word(const char *word, unsigned *ret)
+{
+	if (strcmp(word, "query") == 0)
+		*ret = PBUS_SCPI_ACCESS_QUERY;
+	else if (strcmp(word, "set") == 0)
+		*ret = PBUS_SCPI_ACCESS_SET;
+	else if (strcmp(word, "both") == 0)
+		*ret = PBUS_SCPI_ACCESS_BOTH;
+	else
+		return -1;
+	return 0;
+}
+
+/* method INDEX NAME ACCESS: a METHOD parameter and its method record. */
+static int method_line(struct loader *l, char **f, int n)
+{
+	struct pbus_scpi_tree *tree = l->tree;
+	if (n != 4)
+		return fail(l, "'method' needs INDEX NAME ACCESS");
+	struct pbus_scpi_param *p = &tree->params[tree->param_count];
+	struct pbus_scpi_method *m = &tree->methods[tree->method_count];
+	memset(p, 0, sizeof(*p));
+	memset(m, 0, sizeof(*m));
+	uint64_t v;
+	if (number(f[1], UINT16_MAX, &v) < 0)
+		return fail(l, "bad method index '%.20s'", f[1]);
+	p->index = m->index = (uint32_t)v;
+	if (strlen(f[2]) >= sizeof(p->name))
+		return fail(l, "method name too long");
+	strcpy(p->name, f[2]);
+	strcpy(p->type, "method");
+	p->kind = PBUS_SCPI_KIND_METHOD;
+	if (access_word(f[3], &p->access) < 0 || p->access == PBUS_SCPI_ACCESS_BOTH)
+		return fail(l, "a method's access is 'set' or 'query', not '%.20s'", f[3]);
+	p->unit_factor = 1.0;
+	p->method = m;
+	m->in = m->out = tree->args + tree->arg_count;
+	m->errors = tree->labels + tree->label_count;
+	tree->param_count++;
+	tree->method_count++;
+	l->method = m;
+	l->phase = PHASE_IN;
+	l->enum_owner = NULL;
+	return 0;
+}
+
+/* in|out INDEX NAME TYPE: an argument of the method just read. */
+static int arg_line(struct loader *l, char **f, int n, bool out)
+{
+	struct pbus_scpi_tree *tree = l->tree;
+	struct pbus_scpi_method *m = l->method;
+	uint64_t index;
+	if (n != 4 || number(f[1], UINT32_MAX, &index) < 0)
+		return fail(l, "'%s' needs INDEX NAME TYPE", f[0]);
+	if (!m || m->index != index || l->phase > (out ? PHASE_OUT : PHASE_IN))
+		return fail(l, "'%s' does not follow the 'method' line of its method (or its "
+			       "in-arguments)", f[0]);
+	const struct pbus_scpi_param *owner = &tree->params[tree->param_count - 1];
+	if (out && owner->access != PBUS_SCPI_ACCESS_QUERY)
+		return fail(l, "'out' of a 'set' method: its reply is discarded");
+	struct pbus_scpi_param *a = &tree->args[tree->arg_count];
+	memset(a, 0, sizeof(*a));
+	a->index = (uint32_t)(out ? m->out_count : m->in_count);
+	if (strlen(f[2]) >= sizeof(a->name))
+		return fail(l, "argument name too long");
+	strcpy(a->name, f[2]);
+	a->unit_factor = 1.0;
+	a->access = PBUS_SCPI_ACCESS_SET;
+	const char *type = f[3];
+	if (strncmp(type, "integer:", 8) == 0) {
+		/* Franca Integer(lo, hi): i64, or u64 when lo >= 0 and hi > 2^63-1
+		 * (docs/methods.md §4); either bound may be empty (unbounded) */
+		const char *lo = type + 8, *colon = strchr(lo, ':');
+		if (!colon)
+			return fail(l, "bad type '%.40s'", type);
+		long long bounds[2] = {INT64_MIN, INT64_MAX};
+		bool wide = false;
+		const char *text[2] = {lo, colon + 1};
+		size_t len[2] = {(size_t)(colon - lo), strlen(colon + 1)};
+		for (int k = 0; k < 2; k++) {
+			if (!len[k])
+				continue;
+			char buf[32], *end;
+			if (len[k] >= sizeof(buf))
+				return fail(l, "bad type '%.40s'", type);
+			memcpy(buf, text[k], len[k]);
+			buf[len[k]] = 0;
+			errno = 0;
+			bounds[k] = strtoll(buf, &end, 10);
+			if (*end || end == buf)
+				return fail(l, "bad type '%.40s'", type);
+			if (errno == ERANGE && k == 1 && buf[0] != '-') {
+				wide = true; /* above INT64_MAX: a u64 on the wire */
+				bounds[1] = INT64_MAX;
+			} else if (errno) {
+				return fail(l, "bad type '%.40s'", type);
+			}
+		}
+		if (bounds[0] > bounds[1])
+			return fail(l, "bad type '%.40s'", type);
+		a->kind = PBUS_SCPI_KIND_INTEGER;
+		strcpy(a->type, wide && bounds[0] >= 0 ? "uint64" : "int64");
+		a->int_min = bounds[0];
+		a->int_max = bounds[1];
+	} else {
+		const struct type_info *t = NULL;
+		for (size_t i = 0; i < sizeof(TYPES) / sizeof(TYPES[0]); i++)
+			if (strcmp(TYPES[i].token, type) == 0)
+				t = &TYPES[i];
+		if (!t || t->kind == PBUS_SCPI_KIND_NONE)
+			return fail(l, "argument type '%.40s' is no SCPI value", type);
+		strcpy(a->type, t->token);
+		a->kind = t->kind;
+		a->int_min = t->min;
+		a->int_max = t->max;
+	}
+	a->mnemonics = tree->mnemonics + tree->mnemonic_count;
+	tree->arg_count++;
+	if (out) {
+		if (l->phase == PHASE_IN) {
+			m->out = a;
+			l->phase = PHASE_OUT;
+		}
+		m->out_count++;
+	} else {
+		m->in_count++;
+		m->out = m->in + m->in_count;
+	}
+	l->enum_owner = a->kind == PBUS_SCPI_KIND_ENUM ? a : NULL;
+	return 0;
+}
+
+/* error INDEX VALUE LABEL: an enumerator of the method's error enumeration. */
+static int error_line(struct loader *l, char **f, int n)
+{
+	struct pbus_scpi_tree *tree = l->tree;
+	struct pbus_scpi_method *m = l->method;
+	uint64_t index;
+	if (n != 4 || number(f[1], UINT32_MAX, &index) < 0)
+		return fail(l, "'error' needs INDEX VALUE LABEL");
+	if (!m || m->index != index || l->phase > PHASE_ERROR)
+		return fail(l, "'error' does not follow the arguments of its method");
+	struct pbus_scpi_label *e = &tree->labels[tree->label_count];
+	char *end;
+	errno = 0;
+	long long value = strtoll(f[2], &end, 10);
+	if (*end || errno || end == f[2])
+		return fail(l, "bad enumerator value '%.20s'", f[2]);
+	size_t len = strlen(f[3]);
+	if (len == 0 || len >= sizeof(e->text))
+		return fail(l, "error label '%.20s' longer than %zu bytes", f[3], sizeof(e->text) - 1);
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)f[3][i]) && f[3][i] != '_')
+			return fail(l, "bad error label '%.20s'", f[3]);
+	e->value = value;
+	memcpy(e->text, f[3], len + 1);
+	tree->label_count++;
+	m->error_count++;
+	l->phase = PHASE_ERROR;
+	l->enum_owner = NULL;
 	return 0;
 }
 
 static int enum_line(struct loader *l, char **f, int n)
 {
 	struct pbus_scpi_tree *tree = l->tree;
-	struct pbus_scpi_param *p = tree->param_count ? &tree->params[tree->param_count - 1] : NULL;
+	struct pbus_scpi_param *p = l->enum_owner;
 	uint64_t index;
 	if (n != 4 || number(f[1], UINT32_MAX, &index) < 0)
 		return fail(l, "'enum' needs INDEX VALUE MNEMONIC");
-	if (!p || p->index != index || p->kind != PBUS_SCPI_KIND_ENUM)
-		return fail(l, "'enum' does not follow the 'param' line of its enumeration");
+	if (!p || (l->method ? l->method->index : p->index) != index)
+		return fail(l, "'enum' does not follow the 'param', 'in' or 'out' line of its "
+			       "enumeration");
 	struct pbus_scpi_mnemonic *m = &tree->mnemonics[tree->mnemonic_count];
 	char *end;
 	errno = 0;
@@ -269,6 +447,9 @@ static int header_line(struct loader *l, char **f, int n)
 		return fail(l, "'header' does not follow the 'param' line of its parameter");
 	uint32_t slot = (uint32_t)(tree->param_count - 1);
 	const struct pbus_scpi_param *p = &tree->params[slot];
+	if (l->method)
+		l->phase = PHASE_HEADER;
+	l->enum_owner = NULL;
 	uint32_t node = 0;
 	unsigned nodes = 0, any = 0;
 	char *save = NULL;
@@ -363,16 +544,20 @@ static int status_line(struct loader *l, char **f, int n)
 		return fail(l, "unknown status condition '%.20s'", f[4]);
 	s->min_status = (unsigned)k;
 	tree->status_count++;
+	l->method = NULL;
+	l->enum_owner = NULL;
 	return 0;
 }
 
-static int load_lines(struct loader *l, const char *text, size_t length, bool count_only,
-		      size_t *params, size_t *mnemonics, size_t *nodes, size_t *status)
+static int load_lines(struct loader *l, const char *text, size_t length, struct counts *count)
 {
+	bool count_only = count != NULL;
 	char line[LINE_MAX_BYTES + 1];
 	size_t pos = 0;
 	bool magic = false, schema = false;
 	l->line = 0;
+	l->method = NULL;
+	l->enum_owner = NULL;
 	while (pos < length) {
 		const char *nl = memchr(text + pos, '\n', length - pos);
 		if (!nl)
@@ -416,13 +601,19 @@ static int load_lines(struct loader *l, const char *text, size_t length, bool co
 		}
 		int r = 0;
 		if (strcmp(f[0], "param") == 0)
-			r = count_only ? ((*params)++, 0) : param_line(l, f, n);
+			r = count_only ? (count->params++, 0) : param_line(l, f, n);
 		else if (strcmp(f[0], "enum") == 0)
-			r = count_only ? ((*mnemonics)++, 0) : enum_line(l, f, n);
+			r = count_only ? (count->mnemonics++, 0) : enum_line(l, f, n);
 		else if (strcmp(f[0], "header") == 0)
-			r = count_only ? ((*nodes) += PBUS_SCPI_NODES_MAX, 0) : header_line(l, f, n);
+			r = count_only ? (count->nodes += PBUS_SCPI_NODES_MAX, 0) : header_line(l, f, n);
 		else if (strcmp(f[0], "status") == 0)
-			r = count_only ? ((*status)++, 0) : status_line(l, f, n);
+			r = count_only ? (count->status++, 0) : status_line(l, f, n);
+		else if (strcmp(f[0], "method") == 0)
+			r = count_only ? (count->params++, count->methods++, 0) : method_line(l, f, n);
+		else if (strcmp(f[0], "in") == 0 || strcmp(f[0], "out") == 0)
+			r = count_only ? (count->args++, 0) : arg_line(l, f, n, f[0][0] == 'o');
+		else if (strcmp(f[0], "error") == 0)
+			r = count_only ? (count->labels++, 0) : error_line(l, f, n);
 		else
 			r = fail(l, "unknown record '%.20s'", f[0]);
 		if (r < 0)
@@ -443,30 +634,34 @@ int pbus_scpi_tree_load(const char *text, size_t length, struct pbus_scpi_tree *
 	struct pbus_scpi_tree *tree = calloc(1, sizeof(*tree));
 	if (!tree)
 		return -ENOMEM;
-	struct loader l = {tree, 0, error, error_size};
-	size_t params = 0, mnemonics = 0, nodes = 1, status = 0;
-	int r = load_lines(&l, text, length, true, &params, &mnemonics, &nodes, &status);
+	struct loader l = {tree, 0, error, error_size, NULL, NULL, PHASE_IN};
+	struct counts c = {.nodes = 1};
+	int r = load_lines(&l, text, length, &c);
 	if (r < 0)
 		goto out;
 	/* Each node inserts at most four edges; keep the table at most half full. */
 	size_t capacity = 16;
-	while (capacity < nodes * 8)
+	while (capacity < c.nodes * 8)
 		capacity *= 2;
-	tree->params = calloc(params ? params : 1, sizeof(*tree->params));
-	tree->mnemonics = calloc(mnemonics ? mnemonics : 1, sizeof(*tree->mnemonics));
-	tree->nodes = calloc(nodes, sizeof(*tree->nodes));
+	tree->params = calloc(c.params ? c.params : 1, sizeof(*tree->params));
+	tree->mnemonics = calloc(c.mnemonics ? c.mnemonics : 1, sizeof(*tree->mnemonics));
+	tree->nodes = calloc(c.nodes, sizeof(*tree->nodes));
 	tree->edges = calloc(capacity, sizeof(*tree->edges));
-	tree->status = calloc(status ? status : 1, sizeof(*tree->status));
+	tree->status = calloc(c.status ? c.status : 1, sizeof(*tree->status));
+	tree->methods = calloc(c.methods ? c.methods : 1, sizeof(*tree->methods));
+	tree->args = calloc(c.args ? c.args : 1, sizeof(*tree->args));
+	tree->labels = calloc(c.labels ? c.labels : 1, sizeof(*tree->labels));
 	r = -ENOMEM;
-	if (!tree->params || !tree->mnemonics || !tree->nodes || !tree->edges || !tree->status)
+	if (!tree->params || !tree->mnemonics || !tree->nodes || !tree->edges || !tree->status ||
+	    !tree->methods || !tree->args || !tree->labels)
 		goto out;
-	tree->node_capacity = nodes;
+	tree->node_capacity = c.nodes;
 	tree->node_count = 1;
 	tree->nodes[0].query_param = tree->nodes[0].set_param = SCPI_NONE;
 	tree->edge_capacity = capacity;
 	for (size_t i = 0; i < capacity; i++)
 		tree->edges[i].parent = SCPI_NONE;
-	r = load_lines(&l, text, length, false, NULL, NULL, NULL, NULL);
+	r = load_lines(&l, text, length, NULL);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < tree->param_count; i++)
@@ -475,6 +670,21 @@ int pbus_scpi_tree_load(const char *text, size_t length, struct pbus_scpi_tree *
 			r = fail(&l, "enumeration '%s' has no 'enum' lines", tree->params[i].name);
 			goto out;
 		}
+	for (size_t i = 0; i < tree->arg_count; i++)
+		if (tree->args[i].kind == PBUS_SCPI_KIND_ENUM && tree->args[i].mnemonic_count == 0) {
+			l.line = 0;
+			r = fail(&l, "argument '%s' has no 'enum' lines", tree->args[i].name);
+			goto out;
+		}
+	for (size_t i = 0; i < tree->param_count; i++) {
+		const struct pbus_scpi_param *p = &tree->params[i];
+		if (p->kind == PBUS_SCPI_KIND_METHOD && p->access == PBUS_SCPI_ACCESS_QUERY &&
+		    p->method->out_count == 0) {
+			l.line = 0;
+			r = fail(&l, "query method '%s' has no 'out' lines", p->name);
+			goto out;
+		}
+	}
 	*ret_tree = tree;
 	return 0;
 out:
@@ -491,6 +701,9 @@ void pbus_scpi_tree_free(struct pbus_scpi_tree *tree)
 	free(tree->nodes);
 	free(tree->edges);
 	free(tree->status);
+	free(tree->methods);
+	free(tree->args);
+	free(tree->labels);
 	free(tree);
 }
 
@@ -507,6 +720,16 @@ size_t pbus_scpi_tree_param_count(const struct pbus_scpi_tree *tree)
 const struct pbus_scpi_param *pbus_scpi_tree_param(const struct pbus_scpi_tree *tree, size_t i)
 {
 	return tree && i < tree->param_count ? &tree->params[i] : NULL;
+}
+
+size_t pbus_scpi_tree_method_count(const struct pbus_scpi_tree *tree)
+{
+	return tree ? tree->method_count : 0;
+}
+
+const struct pbus_scpi_method *pbus_scpi_tree_method(const struct pbus_scpi_tree *tree, size_t i)
+{
+	return tree && i < tree->method_count ? &tree->methods[i] : NULL;
 }
 
 size_t pbus_scpi_tree_status_count(const struct pbus_scpi_tree *tree)

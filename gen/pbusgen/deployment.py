@@ -6,10 +6,11 @@ params.py that gives it a meaning) and HW_KEYS for the hardware-binding keys
 (`Hw...`), which this module turns into a model.HwBinding by itself. A key
 that is in neither table is an error, unless its name starts with one of the
 RESERVED_NAMESPACES, which are kept for keys to come (fleet topics, and
-SCPI keys outside attribute sections): those are accepted, warned about, and
-ignored. An unknown `Hw...` key is an error with a suggestion, since that
-namespace is implemented, and so is an unknown `Scpi...` key in an attribute
-or field section (the SCPI keys of parameters, scpi.py).
+SCPI keys in broadcast sections and the define itself): those are accepted,
+warned about, and ignored. An unknown `Hw...` key is an error with a
+suggestion, since that namespace is implemented, and so is an unknown
+`Scpi...` key in an attribute, field or method section (the SCPI keys of
+parameters and methods, scpi.py).
 docs/deployment-spec.md describes every key.
 
 This module checks the structure of the file (which interface, which
@@ -80,12 +81,13 @@ KEYS: Dict[str, Key] = {k.name: k for k in (
 # spec.md "Methods"); a broadcast section takes reserved keys only.
 METHOD_KEYS: Dict[str, Key] = {k.name: k for k in (
     Key("CallableBy", STRING, ANY, False),
+    Key("ScpiKeyword", STRING, ANY, False),
+    Key("ScpiAccess", CHOICE, ANY, False, ("set", "query")),
 )}
 
 # Key name prefixes reserved for later parts of parambus. `Scpi` keys of
-# parameters are implemented (KEYS); in method and broadcast sections and in
-# the define itself they are still reserved (SCPI commands of methods come
-# later).
+# parameters (KEYS) and of methods (METHOD_KEYS) are implemented; in
+# broadcast sections and in the define itself they are still reserved.
 RESERVED_NAMESPACES = ("Scpi", "Fleet")
 # The prefix of the SCPI keys of parameters.
 SCPI_NAMESPACE = "Scpi"
@@ -168,7 +170,7 @@ def _props(items, owner: str, diag: Diagnostics, allow_fields: bool,
                     ", expected one of " + ", ".join(HW_KEYS))
             raise GenError(item.loc, f"unknown hardware binding key '{item.key}' "
                                      f"in {owner}{hint}")
-        if (item.key not in keys and allow_fields
+        if (item.key not in keys and (allow_fields or keys is METHOD_KEYS)
                 and _in_namespace(item.key, SCPI_NAMESPACE)):
             scpi = [k for k in keys if _in_namespace(k, SCPI_NAMESPACE)]
             close = difflib.get_close_matches(item.key, scpi, n=1)
@@ -273,12 +275,24 @@ def _apply_method_keys(itf: Interface, method_sections: Dict[str, Section]) -> N
     to every method of that name (overloads with selectors included)."""
     for m in itf.all_methods():
         m.callable_by = None
+        m.scpi_keyword = m.scpi_access = None
+        m.scpi_origins = {}
         sec = method_sections.get(m.name)
         if sec is None:
             continue
         prop = sec.props.get("CallableBy")
         if prop is not None:
             m.callable_by = group(prop.value, "CallableBy", f"method '{m.name}'")
+        for key in ("ScpiKeyword", "ScpiAccess"):
+            prop = sec.props.get(key)
+            if prop is None:
+                continue
+            where = f"method '{m.name}'"
+            if key == "ScpiKeyword":
+                m.scpi_keyword = string(prop.value, key, where)
+            else:
+                m.scpi_access = choice(prop.value, METHOD_KEYS[key], where)
+            m.scpi_origins[key] = prop.loc
 
 
 # --- values --------------------------------------------------------------

@@ -208,6 +208,12 @@ class Method:
     loc: Location
     callable_by: Optional[str] = None   # deployment CallableBy: a group name
     error_desc: Optional[str] = None    # `<** @description **>` before `error`
+    # SCPI (scpi.py): the deployment's ScpiKeyword and ScpiAccess as
+    # written, where they were given, and the scpi.MethodCommand once checked
+    scpi_keyword: Optional[str] = None
+    scpi_access: Optional[str] = None
+    scpi_origins: Dict[str, Location] = field(default_factory=dict)
+    scpi: Any = None
 
 
 @dataclass(eq=False)

@@ -1,5 +1,6 @@
 """SCPI: the keys `ScpiKeyword`, `ScpiAccess`, `ScpiEnum` of parameters,
-their checks, the compiled command tree and the command reference.
+`ScpiKeyword` and `ScpiAccess` of methods, their checks, the compiled
+command tree and the command reference.
 
 check(model) parses every parameter's keyword into a Command (its nodes,
 optional ones marked, the numeric suffixes), checks it against its parameter
@@ -22,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from .errors import GenError, Location, shown
-from .model import INT_RANGES, EnumValue, Model, Parameter
+from .model import (INT_RANGES, BasicType, EnumType, EnumValue, IntegerType, Method, Model,
+                    Parameter, unalias)
 
 TREE_FORMAT = "pbus-scpi-tree"
 TREE_VERSION = 2
@@ -71,7 +73,7 @@ class Node:
 
 @dataclass
 class Command:
-    parameter: Parameter
+    parameter: Optional[Parameter]  # None for a method's command
     keyword: str
     loc: Location
     nodes: List[Node]
@@ -80,6 +82,20 @@ class Command:
     suffix_unit: Optional[str] = None
     unit_factor: str = "1"
     mnemonics: List[Tuple[int, str]] = field(default_factory=list)  # (value, MNEMonic)
+    method: Optional["MethodCommand"] = None
+
+    @property
+    def name(self) -> str:
+        return self.parameter.name if self.parameter else self.method.name
+
+    @property
+    def what(self) -> str:
+        """How errors name the command's owner."""
+        return f"'{self.name}'" if self.parameter else f"method '{self.name}'"
+
+    @property
+    def count(self) -> int:
+        return (self.parameter.count or 0) if self.parameter else 0
 
     def paths(self) -> List[Tuple[Node, ...]]:
         """Every header form, all optional nodes present first."""
@@ -227,6 +243,97 @@ def _command(p: Parameter) -> Command:
     return cmd
 
 
+# --- methods ----------------------------------------------------------------------
+
+@dataclass
+class MethodArg:
+    name: str
+    token: str                  # bool, int8 … uint64, integer:LO:HI, float, double,
+                                # string, bytes, enum
+    mnemonics: List[Tuple[int, str]] = field(default_factory=list)  # enum: (value, MNEMONIC)
+    desc: Optional[str] = None
+    franca: str = ""            # the Franca type as written, for the reference
+
+
+@dataclass
+class MethodCommand:
+    method: Method
+    name: str                   # as the schema names it ("describe:short")
+    index: int                  # on the wire (docs/methods.md §3)
+    in_args: List[MethodArg]
+    out_args: List[MethodArg]
+    errors: List[Tuple[int, str]]   # the error enumeration's (value, LABEL)
+    command: Optional[Command] = None
+
+
+# The Franca types a SCPI value carries (a method's arguments), by the kind
+# of their token.
+SCALAR_WORDS = ("Boolean, integers, Float, Double, String, ByteBuffer and "
+                "enumerations")
+
+
+def _method_arg(arg, where: str, loc: Location) -> MethodArg:
+    t = unalias(arg.type)
+    out = MethodArg(arg.name, "", desc=arg.desc, franca=str(arg.type))
+    if isinstance(t, BasicType) and t.token != "undefined":
+        out.token = t.token
+    elif isinstance(t, IntegerType):
+        lo = "" if t.lower is None else str(t.lower)
+        hi = "" if t.upper is None else str(t.upper)
+        out.token = f"integer:{lo}:{hi}"
+    elif isinstance(t, EnumType):
+        out.token = "enum"
+        seen: Dict[str, str] = {}
+        for e in t.enumerators:
+            mnemonic = e.name.upper()
+            if not _ENUM_MNEMONIC.fullmatch(mnemonic) or len(mnemonic) > MAX_MNEMONIC:
+                raise GenError(loc, f"'ScpiKeyword' of {where}: enumerator '{e.name}' of "
+                                    f"argument '{arg.name}' ({t.fqn}): its mnemonic "
+                                    f"'{shown(mnemonic)}' (the label in upper case) is "
+                                    f"not a SCPI mnemonic of at most {MAX_MNEMONIC} "
+                                    "characters")
+            if mnemonic in seen:
+                raise GenError(loc, f"'ScpiKeyword' of {where}: enumerators "
+                                    f"'{seen[mnemonic]}' and '{e.name}' of argument "
+                                    f"'{arg.name}' have the same mnemonic '{mnemonic}'")
+            seen[mnemonic] = e.name
+            out.mnemonics.append((e.value, mnemonic))
+    else:
+        raise GenError(loc, f"'ScpiKeyword' of {where}: argument '{arg.name}' is of "
+                            f"type {arg.type}, which no SCPI value carries (only "
+                            f"{SCALAR_WORDS})")
+    return out
+
+
+def _method_command(m: Method, index: int) -> Command:
+    name = m.name + (f":{m.selector}" if m.selector else "")
+    where = f"method '{name}'"
+    loc = m.scpi_origins.get("ScpiKeyword") or m.loc
+    aloc = m.scpi_origins.get("ScpiAccess") or loc
+    nodes, query_mark = parse_keyword(m.scpi_keyword, loc, where)
+    if any(n.suffix is ANY_SUFFIX for n in nodes):
+        raise GenError(loc, f"'ScpiKeyword' of {where}: '#' addresses an array element, "
+                            "and a method has none")
+    access = m.scpi_access or ("query" if query_mark or m.out_args else "set")
+    if query_mark and access != "query":
+        raise GenError(aloc, f"'ScpiAccess' of {where}: {access}, but the keyword "
+                             f"\"{shown(m.scpi_keyword)}\" ends in '?' (query only)")
+    if access == "query" and (not m.out_args or m.fire_and_forget):
+        why = "is fireAndForget (no reply)" if m.fire_and_forget else "has no out-arguments"
+        raise GenError(aloc, f"'ScpiAccess' of {where}: query, but the method {why} to "
+                             "answer; use 'set'")
+    in_args = [_method_arg(a, where, loc) for a in m.in_args]
+    # A set command discards the reply: any out-argument will do.
+    out_args = ([_method_arg(a, where, loc) for a in m.out_args]
+                if access == "query" else [])
+    errors = [(e.value, e.name) for e in m.error.enumerators] if m.error else []
+    mc = MethodCommand(m, name, index, in_args, out_args, errors)
+    cmd = Command(None, m.scpi_keyword, loc, nodes, access, False, method=mc)
+    mc.command = cmd
+    m.scpi = mc
+    return cmd
+
+
 def _suffixes_meet(a: Node, an: int, b: Node, bn: int) -> bool:
     """Whether a header node can carry a suffix both nodes accept (an, bn:
     the array lengths of their parameters, for `#`)."""
@@ -242,7 +349,7 @@ def _suffixes_meet(a: Node, an: int, b: Node, bn: int) -> bool:
 def _meet(a: Tuple[Node, ...], ac: Command, b: Tuple[Node, ...], bc: Command) -> bool:
     if len(a) != len(b):
         return False
-    an, bn = ac.parameter.count or 0, bc.parameter.count or 0
+    an, bn = ac.count, bc.count
     return all(set(x.forms()) & set(y.forms()) and _suffixes_meet(x, an, y, bn)
                for x, y in zip(a, b))
 
@@ -314,22 +421,24 @@ def _check_builtins(commands: List[Command]) -> None:
                                           for x, y in zip(path[:i], bpath[:i]))
                         if (same_parent and n.suffix == m.suffix and n.long != m.long and
                                 set(n.forms()) & set(m.forms())):
-                            raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                            raise GenError(cmd.loc, f"'ScpiKeyword' of {cmd.what}: "
                                                     f"node '{n.long}' has a form of node "
                                                     f"'{m.long}' of pbus-scpi's own command "
                                                     f"'{keyword}'")
                     if (mine & theirs and len(path) == len(bpath) and
                             all(set(x.forms()) & set(y.forms()) and x.suffix == y.suffix
                                 for x, y in zip(path, bpath))):
-                        raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                        raise GenError(cmd.loc, f"'ScpiKeyword' of {cmd.what}: "
                                                 f"\"{shown(cmd.keyword)}\" matches the header "
                                                 f"'{_example(path)}' of pbus-scpi's own "
                                                 f"command '{keyword}'")
 
 
 def check(model: Model) -> List[Command]:
-    """Parse and check every parameter's SCPI keys; returns the commands in
-    parameter order (also kept as each parameter's `scpi`)."""
+    """Parse and check every parameter's and method's SCPI keys; returns the
+    commands, the parameters' in parameter order (also kept as each
+    parameter's `scpi`), then the methods' (each method's `scpi` is its
+    MethodCommand)."""
     commands: List[Command] = []
     for p in model.parameters:
         _check_status(p)
@@ -341,6 +450,15 @@ def check(model: Model) -> List[Command]:
             continue
         p.scpi = _command(p)
         commands.append(p.scpi)
+    for index, m in enumerate(model.interface.all_methods()):
+        m.scpi = None
+        if m.scpi_keyword is None:
+            if "ScpiAccess" in m.scpi_origins:
+                raise GenError(m.scpi_origins["ScpiAccess"], f"'ScpiAccess' of method "
+                                                             f"'{m.name}' needs 'ScpiKeyword' "
+                                                             "in the same section")
+            continue
+        commands.append(_method_command(m, index))
     # One place in the tree, one mnemonic: nodes under the same parent whose
     # forms overlap must be the same node ("VOLT" beside "VOLTage" is not),
     # or a header could not tell which of the two it names.
@@ -353,9 +471,9 @@ def check(model: Model) -> List[Command]:
                     key = (parent, n.suffix, form)
                     seen = places.setdefault(key, (n.long, cmd))
                     if seen[0] != n.long:
-                        raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                        raise GenError(cmd.loc, f"'ScpiKeyword' of {cmd.what}: "
                                                 f"node '{n.long}' and node '{seen[0]}' of "
-                                                f"'{seen[1].parameter.name}' ({seen[1].loc}) "
+                                                f"{seen[1].what} ({seen[1].loc}) "
                                                 f"are different mnemonics with the same "
                                                 f"form '{form}'")
     # Conflicts: index every header form by its last node's forms.
@@ -374,10 +492,10 @@ def check(model: Model) -> List[Command]:
                     if not accesses[0] & accesses[1]:
                         continue
                     if _meet(path, cmd, other_path, other):
-                        raise GenError(cmd.loc, f"'ScpiKeyword' of '{cmd.parameter.name}': "
+                        raise GenError(cmd.loc, f"'ScpiKeyword' of {cmd.what}: "
                                                 f"\"{shown(cmd.keyword)}\" and "
                                                 f"\"{shown(other.keyword)}\" of "
-                                                f"'{other.parameter.name}' ({other.loc}) "
+                                                f"{other.what} ({other.loc}) "
                                                 f"both match the header "
                                                 f"'{_example(path)}'")
             for form in path[-1].forms():
@@ -405,6 +523,20 @@ def render_tree(model: Model, schema_hash: int) -> str:
             lines.append(f"enum {p.index} {value} {mnemonic}")
         for path in cmd.paths():
             lines.append(f"header {p.index} " + ":".join(n.text() for n in path))
+    for m in model.interface.all_methods():
+        mc = m.scpi
+        if mc is None:
+            continue
+        lines.append(f"method {mc.index} {mc.name} {mc.command.access}")
+        for direction, args in (("in", mc.in_args), ("out", mc.out_args)):
+            for a in args:
+                lines.append(f"{direction} {mc.index} {a.name} {a.token}")
+                for value, mnemonic in a.mnemonics:
+                    lines.append(f"enum {mc.index} {value} {mnemonic}")
+        for value, label in mc.errors:
+            lines.append(f"error {mc.index} {value} {label}")
+        for path in mc.command.paths():
+            lines.append(f"header {mc.index} " + ":".join(n.text() for n in path))
     for p in model.parameters:
         for key, register in STATUS_KEYS:
             if key in p.scpi_status:
@@ -465,10 +597,15 @@ def render_reference(model: Model) -> str:
            "the unit's suffix with a multiplier (`MV`, `KHZ`). The parser and the "
            "formats are described in docs/scpi.md.", "",
            "| Command | Access | Data | Unit |", "|---|---|---|---|"]
+    methods = [m.scpi for m in itf.all_methods() if m.scpi is not None]
     for cmd in commands:
         unit = cmd.parameter.unit or ""
         out.append(f"| `{_cell(cmd.keyword)}` | {cmd.access} | `{_cell(_data(cmd))}` | "
                    f"{_cell(unit)} |")
+    for mc in methods:
+        data = _method_data(mc)
+        out.append(f"| `{_cell(mc.command.keyword)}` | {mc.command.access} (method) | "
+                   f"{'`' + _cell(data) + '`' if data else ''} | |")
     for cmd in commands:
         p = cmd.parameter
         out += ["", f"## `{cmd.keyword}`", ""]
@@ -511,8 +648,53 @@ def render_reference(model: Model) -> str:
                 out.append(f"- Default: `{default}`")
             else:
                 out.append(f"- Default: `{_value(default)}`")
+    for mc in methods:
+        out += _method_reference(mc)
     out += _status_reference(model)
     return "\n".join(out) + "\n"
+
+
+def _arg_data(a: MethodArg) -> str:
+    if a.token == "enum":
+        return "|".join(m for _, m in a.mnemonics)
+    return {"bool": "ON|OFF|1|0", "string": "<string>", "bytes": "<block>",
+            "float": "<number>", "double": "<number>"}.get(a.token, "<integer>")
+
+
+def _method_data(mc: MethodCommand) -> str:
+    return ",".join(_arg_data(a) for a in mc.in_args)
+
+
+def _method_reference(mc: MethodCommand) -> List[str]:
+    cmd, m = mc.command, mc.method
+    out = ["", f"## `{cmd.keyword}`", ""]
+    if m.desc:
+        out += [" ".join(m.desc.split()), ""]
+    keyword = cmd.keyword[:-1] if cmd.keyword.endswith("?") else cmd.keyword
+    data = _method_data(mc)
+    form = f"{keyword}{'?' if cmd.access == 'query' else ''}{' ' + data if data else ''}"
+    short = ":".join(n.short + (str(n.suffix) if n.written_suffix else "")
+                     for n in cmd.nodes if not n.optional)
+    out.append(f"- Forms: `{form}`")
+    out.append(f"- Shortest form: `{short}{'?' if cmd.access == 'query' else ''}`")
+    if cmd.access == "query":
+        out.append(f"- Method: `{mc.name}`, a query: the answer waits for its reply")
+    else:
+        out.append(f"- Method: `{mc.name}`, a setting that runs overlapped (its reply, "
+                   "if any, is not answered; `*OPC`, `*OPC?` and `*WAI` wait for it)")
+    for a in mc.in_args:
+        desc = f": {' '.join(a.desc.split())}" if a.desc else ""
+        out.append(f"- In: `{a.name}` ({a.franca}) `{_cell(_arg_data(a))}`{_cell(desc)}")
+    for a in mc.out_args:
+        desc = f": {' '.join(a.desc.split())}" if a.desc else ""
+        out.append(f"- Answer: `{a.name}` ({a.franca}){_cell(desc)}")
+    if mc.errors:
+        bad = ", ".join(f"`{label}`" for _, label in mc.errors[1:])
+        out.append(f"- Errors: {bad} queue -200 \"Execution error\" naming the enumerator "
+                   f"(`{mc.errors[0][1]}` is success)")
+    if m.callable_by:
+        out.append(f"- Callable by: group `{m.callable_by}` (else -203 \"Command protected\")")
+    return out
 
 
 _LEVEL_WORDS = {"minor": "minor, major or invalid", "major": "major or invalid",

@@ -289,11 +289,11 @@ def test_other_reserved_namespaces_still_only_warn(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write(tmp_path, {"dev.fidl": DEV, "dev.fdepl": depl(
         'attribute relay { HwBinding = gpio_output ScpiKeyword = "OUTP" '
-        'HwDevice = "c" HwLine = 0 }\nmethod run { ScpiKeyword = "RUN" }')})
+        'HwDevice = "c" HwLine = 0 }\nmethod run { FleetTopic = "run" }')})
     model, diag = build("dev.fdepl")
     assert [str(w) for w in diag.warnings] == [
-        "dev.fdepl:4:14: warning: key 'ScpiKeyword' belongs to the reserved namespace "
-        "'Scpi' and is not implemented yet; ignored"]
+        "dev.fdepl:4:14: warning: key 'FleetTopic' belongs to the reserved namespace "
+        "'Fleet' and is not implemented yet; ignored"]
     assert model.parameters[0].hw.kind == "gpio_output"
 
 

@@ -181,7 +181,8 @@ DEPL = ('import "x.fidl"\ndefine parambus.deployment for interface p.I {\n')
      "x.fdepl:3:27: error: 'CallableBy' of method 'm': found 3, expected a string in "
      "double quotes"),
     ('  method m { Unit = "V" }\n}\n',
-     "x.fdepl:3:14: error: unknown key 'Unit' in method 'm', expected one of CallableBy"),
+     "x.fdepl:3:14: error: unknown key 'Unit' in method 'm', expected one of CallableBy, "
+     "ScpiKeyword, ScpiAccess"),
     ('  method nope { CallableBy = "ops" }\n}\n',
      "x.fdepl:3:3: error: no method 'nope' in interface 'p.I'"),
     ('  broadcast b { CallableBy = "ops" }\n}\n',

@@ -11,6 +11,7 @@ from pbusgen import cli, scpi
 FIDL = '''package p
 interface I {
     enumeration Mode { AUTO MANUAL OVER_TEMPERATURE }
+    enumeration Level { LOW HIGH = 7 }
     struct Pair { Double a  Double b }
     attribute Double v
     attribute Double w
@@ -21,6 +22,13 @@ interface I {
     attribute Boolean r1
     attribute Boolean r2
     attribute Pair pair
+    method run { }
+    method cal { in { Double ref  Level mode  Integer(-5, 5) k  ByteBuffer blob } out { Double gain }
+                 error { OK BAD_REFERENCE } }
+    method put { in { Pair p } }
+    method get { out { Pair p } }
+    method notify fireAndForget { in { String why } }
+    method low { in { Mode m } }
 }
 '''
 
@@ -193,13 +201,16 @@ def test_no_conflict(model_of):
 
 
 def test_keys_warned_where_not_implemented(tmp_path, monkeypatch):
+    """Scpi keys are still reserved in broadcast sections and the define."""
     monkeypatch.chdir(tmp_path)
-    fidl = FIDL.replace("attribute Double v\n", "attribute Double v\n    method run { }\n")
+    fidl = FIDL.replace("method run { }\n", "method run { }\n    broadcast b { }\n")
     write(tmp_path, {"i.fidl": fidl,
-                     "d.fdepl": depl('method run { ScpiKeyword = "RUN" }')})
+                     "d.fdepl": depl('broadcast b { ScpiKeyword = "RUN" }\nScpiFoo = 1')})
     model, diag = build("d.fdepl")
     assert [str(w) for w in diag.warnings] == [
-        "d.fdepl:3:14: warning: key 'ScpiKeyword' belongs to the reserved namespace "
+        "d.fdepl:3:15: warning: key 'ScpiKeyword' belongs to the reserved namespace "
+        "'Scpi' and is not implemented yet; ignored",
+        "d.fdepl:4:1: warning: key 'ScpiFoo' belongs to the reserved namespace "
         "'Scpi' and is not implemented yet; ignored"]
 
 
@@ -210,6 +221,90 @@ def test_builtin_neighbours(model_of):
         'attribute v { ScpiKeyword = "STATus:VOLTage" }\n'
         'attribute m { ScpiKeyword = "SYSTem:ERRor:LAST?" }\n'
         'attribute w { ScpiKeyword = "STATus:PRESet:LEVel" }')}, "d.fdepl")
+
+
+@pytest.mark.parametrize("body, message", [
+    ('method put { ScpiKeyword = "PUT" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'put': argument 'p' is of type "
+     "p.I.Pair, which no SCPI value carries (only Boolean, integers, Float, Double, "
+     "String, ByteBuffer and enumerations)"),
+    ('method get { ScpiKeyword = "GET" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'get': argument 'p' is of type "
+     "p.I.Pair, which no SCPI value carries (only Boolean, integers, Float, Double, "
+     "String, ByteBuffer and enumerations)"),
+    ('method run { ScpiKeyword = "RUN" ScpiAccess = query }',
+     "d.fdepl:3:34: error: 'ScpiAccess' of method 'run': query, but the method has no "
+     "out-arguments to answer; use 'set'"),
+    ('method notify { ScpiKeyword = "NOT?" }',
+     "d.fdepl:3:17: error: 'ScpiAccess' of method 'notify': query, but the method is "
+     "fireAndForget (no reply) to answer; use 'set'"),
+    ('method cal { ScpiKeyword = "CAL?" ScpiAccess = set }',
+     "d.fdepl:3:35: error: 'ScpiAccess' of method 'cal': set, but the keyword \"CAL?\" "
+     "ends in '?' (query only)"),
+    ('method cal { ScpiKeyword = "CAL" ScpiAccess = both }',
+     "d.fdepl:3:47: error: 'ScpiAccess' of method 'cal': found both, expected one of "
+     "set, query"),
+    ('method run { ScpiKeyword = "RUN#" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'run': '#' addresses an array "
+     "element, and a method has none"),
+    ('method run { ScpiAccess = set }',
+     "d.fdepl:3:14: error: 'ScpiAccess' of method 'run' needs 'ScpiKeyword' in the "
+     "same section"),
+    ('method run { ScpiKeyWord = "RUN" }',
+     "d.fdepl:3:14: error: unknown SCPI key 'ScpiKeyWord' in method 'run'; did you mean "
+     "'ScpiKeyword'?"),
+    ('method low { ScpiKeyword = "LOW" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'low': enumerator 'OVER_TEMPERATURE' "
+     "of argument 'm' (p.I.Mode): its mnemonic 'OVER_TEMPERATURE' (the label in upper "
+     "case) is not a SCPI mnemonic of at most 12 characters"),
+    # conflicts with parameters, both ways
+    ('attribute v { ScpiKeyword = "RUN" }\nmethod run { ScpiKeyword = "RUN" }',
+     "d.fdepl:4:14: error: 'ScpiKeyword' of method 'run': \"RUN\" and \"RUN\" of 'v' "
+     "(d.fdepl:3:15) both match the header 'RUN'"),
+    ('attribute v { ScpiKeyword = "CAL:A" }\nmethod run { ScpiKeyword = "CALibrate:B" }',
+     "d.fdepl:4:14: error: 'ScpiKeyword' of method 'run': node 'CALibrate' and node "
+     "'CAL' of 'v' (d.fdepl:3:15) are different mnemonics with the same form 'CAL'"),
+    # conflicts with pbus-scpi's own commands (cal is a query, run a set)
+    ('method cal { ScpiKeyword = "SYSTem:ERRor" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'cal': \"SYSTem:ERRor\" matches the "
+     "header 'SYST:ERR' of pbus-scpi's own command 'SYSTem:ERRor[:NEXT]'"),
+    ('method run { ScpiKeyword = "STATus:PRESet" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'run': \"STATus:PRESet\" matches the "
+     "header 'STAT:PRES' of pbus-scpi's own command 'STATus:PRESet'"),
+    ('method run { ScpiKeyword = "STATe:CLEar" }',
+     "d.fdepl:3:14: error: 'ScpiKeyword' of method 'run': node 'STATe' has a form of node "
+     "'STATus' of pbus-scpi's own command 'STATus:PRESet'"),
+])
+def test_method_key_errors(error_of, body, message):
+    assert error_of({"i.fidl": FIDL, "d.fdepl": depl(body)}, "d.fdepl") == message
+
+
+def test_method_records(tmp_path):
+    """A method's command: its access by default, its arguments typed, its
+    error enumeration, its headers; a query-only parameter and a set-only
+    method may share a header."""
+    body = ('attribute m { ScpiKeyword = "RUN?" }\n'
+            'method run { ScpiKeyword = "RUN" }\n'
+            'method cal { ScpiKeyword = "[SYSTem:]CALibrate" }')
+    (tmp_path / "i.fidl").write_text(FIDL)
+    (tmp_path / "d.fdepl").write_text(depl(body))
+    tree, ref = tmp_path / "t.scpi", tmp_path / "t.md"
+    assert cli.main(["--scpi", str(tree), "--scpi-reference", str(ref),
+                     str(tmp_path / "d.fdepl")]) == 0
+    lines = tree.read_text().splitlines()
+    start = lines.index("method 0 run set")
+    assert lines[start:] == [
+        "method 0 run set", "header 0 RUN",
+        "method 1 cal query",
+        "in 1 ref double", "in 1 mode enum", "enum 1 0 LOW", "enum 1 7 HIGH",
+        "in 1 k integer:-5:5", "in 1 blob bytes",
+        "out 1 gain double", "error 1 0 OK", "error 1 1 BAD_REFERENCE",
+        "header 1 SYSTem:CALibrate", "header 1 CALibrate"]
+    text = ref.read_text()
+    assert "| `[SYSTem:]CALibrate` | query (method) | `<number>,LOW\\|HIGH,<integer>,<block>` " \
+           "| |" in text
+    assert "- Forms: `[SYSTem:]CALibrate? <number>,LOW|HIGH,<integer>,<block>`" in text
+    assert "- Errors: `BAD_REFERENCE` queue -200" in text
 
 
 def test_status_records(tmp_path):

@@ -6,16 +6,22 @@
 Each test starts pbusd (examples/psu/psu.pbs) and pbus-scpi (its tree
 psu.scpi) on a port the kernel picks (--listen 127.0.0.1:0, reported
 through --notify-fd; tests/pbustest/scpi.py), and talks raw SCPI over plain
-TCP sockets.
+TCP sockets. The method tests add a method server: the demo's simulator
+(psu-sim, which serves clear_trip and calibrate), or pbus-test-slow-server
+(tests/scpi-daemon/slow.fidl, built by pbus-gen like every other server),
+whose methods take the time they are told to.
 """
+import contextlib
 import os
+import select
 import socket
 import subprocess
+import time
 
 import pytest
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.scpi import start_psu
+from pbustest.scpi import ScpiDaemon, method_server, slow_instrument, start_psu, wait_for_methods
 
 SUITE = "scpi-daemon"
 
@@ -47,11 +53,14 @@ class Scpi:
         self.sock.close()
 
 
-@pytest.fixture
-def scpi(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
-    """pbusd + pbus-scpi; yields a function making clients (and the port)."""
-    server = start_psu(pbus_build, pbus_daemons, pbus_instance, pbus_tmp,
-                       extra=["--max-clients", "4", "--max-line", "1024"])
+# Every pbus-scpi here: at most 4 clients, 1024-byte lines.
+LIMITS = ["--max-clients", "4", "--max-line", "1024"]
+
+
+@contextlib.contextmanager
+def clients_of(server):
+    """Yields a function making clients of @server (a started ScpiDaemon),
+    with .proc and .log_path; then stops it and checks its exit status."""
     clients = []
 
     def connect():
@@ -61,6 +70,7 @@ def scpi(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
 
     try:
         connect.proc = server.proc
+        connect.log_path = server.log_path
         yield connect
         check(server.running(), f"pbus-scpi exited with {server.proc.returncode}")
     finally:
@@ -68,6 +78,13 @@ def scpi(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
             c.close()
         rc = server.stop()
     check(rc == 0, f"pbus-scpi exit status {rc} after SIGTERM")
+
+
+@pytest.fixture
+def scpi(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """pbusd + pbus-scpi; yields a function making clients (and the port)."""
+    with clients_of(start_psu(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, LIMITS)) as c:
+        yield c
 
 
 def errors(c):
@@ -243,3 +260,182 @@ def test_unit_file_verifies(pbus_build, pbus_tmp):
                        text=True, cwd=work, timeout=60)
     check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
           f"systemd-analyze verify: rc {r.returncode}: {r.stdout}{r.stderr}")
+
+
+# --- methods -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def psu(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """pbusd + pbus-scpi on the demo's tree + the demo simulator (which
+    serves clear_trip and calibrate; pbus-scpi's proxy connects when it
+    registers)."""
+    sim = pbus_build.path("examples", "psu", "psu-sim")
+    pbus_build.require(sim)
+    with clients_of(start_psu(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, LIMITS)) as connect:
+        with method_server([sim, pbus_instance.name, "200"], pbus_instance.sock_dir,
+                           os.path.join(pbus_tmp, "psu-sim.log")):
+            wait_for_methods(connect(), "OUTP:PROT:CLE")
+            yield connect
+
+
+@contextlib.contextmanager
+def slow_rig(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, with_server):
+    """pbusd on tests/scpi-daemon/slow.fdepl's schema, pbus-test-slow-server
+    if @with_server, pbus-scpi (--call-timeout 1500) on its tree; yields the
+    function making clients."""
+    log_path = os.path.join(pbus_tmp, f"pbus-scpi-{pbus_instance.name}.log")
+    extra = LIMITS + ["--call-timeout", "1500", "--log-level", "debug"]
+    with slow_instrument(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, with_server) as tree:
+        with clients_of(ScpiDaemon(pbus_build, pbus_instance.name, pbus_instance.sock_dir, log_path,
+                                   extra, tree=tree).start()) as connect:
+            if with_server:
+                wait_for_methods(connect(), "PING")
+            yield connect
+
+
+@pytest.fixture
+def slow(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """pbusd + pbus-test-slow-server + pbus-scpi (--call-timeout 1500) on
+    tests/scpi-daemon/slow.fdepl's tree."""
+    with slow_rig(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, True) as connect:
+        yield connect
+
+
+def poll(c, query, want, what):
+    deadline = time.monotonic() + TIMEOUT
+    while (got := c.query(query)) != want:
+        check(time.monotonic() < deadline, f"{what}: {query} stays {got}, not {want}")
+        time.sleep(0.02)
+
+
+def test_method_clears_trip(psu):
+    """OUTPut:PROTection:CLEar (clear_trip, a set method) clears an
+    over-voltage trip; *OPC? answers once it ran."""
+    c = psu()
+    check(c.query("VOLT 12;CURR 5;OUTP ON;*OPC?") == "1", "output on")
+    poll(c, "OUTP:COND?", "ON", "switched on")
+    check(c.query("VOLT:PROT 5;*OPC?") == "1", "OVP below the setpoint")
+    poll(c, "OUTP:COND?", "TRIP", "tripped")
+    check(c.query("OUTP:PROT:CLE;*OPC?") == "1", "*OPC? after the clear")
+    # clear_trip switches output_enable off before it replies: *OPC? waited
+    check(c.query("OUTP?") == "0", "the method ran before *OPC? answered")
+    poll(c, "OUTP:COND?", "OFF", "no longer tripped")
+    check(errors(c) == [], "no error")
+
+
+def test_calibrate_answers_gain(psu):
+    """CALibration:VOLTage? REF (calibrate, a query method) answers the
+    gain; its error enumeration's OUTPUT_OFF and OUT_OF_RANGE are -200."""
+    c = psu()
+    c.write("CAL:VOLT? 12")  # the output is off
+    check(c.query("SYST:ERR?") == '-200,"Execution error;calibrate: OUTPUT_OFF"', "output off")
+    check(c.query("VOLT 12;CURR 5;OUTP ON;*OPC?") == "1", "output on")
+    poll(c, "OUTP:COND?", "ON", "switched on")
+    time.sleep(0.05)
+    measured = float(c.query("MEAS:VOLT?"))
+    gain = float(c.query("CAL:VOLT? %.4f" % (measured * 1.002)))
+    check(abs(gain - 1.002) < 0.002, f"gain {gain}, expected about 1.002")
+    c.write("CAL:VOLT? 20;*IDN?")  # the failed query ends the message: no answer
+    check(c.query("SYST:ERR?") == '-200,"Execution error;calibrate: OUT_OF_RANGE"', "out of range")
+    check(c.query("*IDN?").startswith("ACME"), "the next message is served")
+
+
+def test_query_method_waits_and_others_are_served(slow):
+    """WAIT? 800 answers after 800 ms; meanwhile another client is served
+    at once, and the waiting one gets nothing else."""
+    a, b = slow(), slow()
+    t0 = time.monotonic()
+    a.write("WAIT? 800;DONE?")
+    time.sleep(0.1)
+    t1 = time.monotonic()
+    check(b.query("DONE?;*IDN?") == "0;parambus,pbus-scpi,0,0", "b served")
+    check(time.monotonic() - t1 < 0.4, f"b waited {time.monotonic() - t1:.3f} s for a's method")
+    check(not select.select([a.sock], [], [], 0)[0], "a has an answer before its method replied")
+    check(a.read() == "800;0", "the method's answer, then the next query's, on one line")
+    check(time.monotonic() - t0 >= 0.8, "answered before the method slept 800 ms")
+
+
+def test_opc_after_completion(slow):
+    """*OPC sets ESR bit 0 when the pending method completes, not before:
+    `pause` counts in DONE before it replies, so DONE is 1 whenever ESR
+    bit 0 is seen."""
+    c = slow()
+    t0 = time.monotonic()
+    c.write("*CLS;PAUS 600;*OPC")
+    check(c.query("*ESR?") == "0", "ESR bit 0 while the pause runs")
+    check(time.monotonic() - t0 < 0.5, "the first *ESR? came too late to prove anything")
+    while True:
+        esr, done = c.query("*ESR?;DONE?").split(";")
+        if esr == "1":
+            break
+        check(esr == "0" and done == "0", f"ESR {esr}, DONE {done} while pausing")
+        check(time.monotonic() - t0 < TIMEOUT, "ESR bit 0 never came")
+        time.sleep(0.02)
+    check(done == "1", "ESR bit 0 set before the method completed")
+    check(time.monotonic() - t0 >= 0.6, "ESR bit 0 before 600 ms")
+    check(c.query("*OPC;*ESR?") == "1", "*OPC with nothing pending sets it at once")
+
+
+def test_wai_and_opc_query_order(slow):
+    """A set method runs overlapped: a query after it does not wait; *WAI
+    and *OPC? hold the session until every pending call replied."""
+    c = slow()
+    check(c.query("PAUS 300;DONE?") == "0", "overlapped: DONE? before the pause ends")
+    check(c.query("PAUS 300;*WAI;DONE?") == "2", "*WAI waits for both pauses")
+    t0 = time.monotonic()
+    check(c.query("PAUS 300;*OPC?;DONE?") == "1;3", "*OPC? answers once the pause is done")
+    check(time.monotonic() - t0 >= 0.3, "*OPC? before the pause ended")
+    check(errors(c) == [], "no error")
+
+
+def test_method_arguments_and_errors(slow):
+    c = slow()
+    check(c.query('ECHO? ON,-3,2.5,0.1,"a""b",#13xyz,HIGH,-5') ==
+          '1,-3,2.5,0.1,"a""b",#13xyz,HIGH,-5', "every type there and back")
+    check(c.query("ECHO? 0,32767,1e-7,-1E300,'',#10,low,5") ==
+          '0,32767,1.0E-07,-1.0E+300,"",#10,LOW,5', "their other ends")
+    c.write("ECHO? ON,1")
+    c.write("ECHO? ON,1,1,1,\"\",#10,HIGH,6")
+    c.write("JAM? ON")
+    c.write("BROK?")
+    check(c.query("JAM? OFF") == "7", "no error: the answer")
+    check(c.query("SYST:ERR?").startswith("-109,"), "missing arguments")
+    check(c.query("SYST:ERR?").startswith("-222,"), "Integer(-5, 5) refuses 6")
+    check(c.query("SYST:ERR?") == '-200,"Execution error;jam: JAMMED"', "the error enumerator")
+    check(c.query("SYST:ERR?") == '-200,"Execution error;broken: Input/output error"',
+          "the server function's -EIO")
+    check(errors(c) == [], "no more")
+
+
+def test_method_timeout(slow):
+    c = slow()
+    t0 = time.monotonic()
+    c.write("WAIT? 2500;*IDN?")
+    check(c.query("SYST:ERR?") == '-200,"Execution error;wait: timed out after 1500 ms"', "timeout")
+    check(1.4 <= time.monotonic() - t0 < 2.4, f"answered after {time.monotonic() - t0:.3f} s")
+
+
+def test_disconnect_with_call_outstanding(slow):
+    """A client that hangs up while its message waits: the session is
+    closed, the late reply finds no session and is dropped; pbus-scpi goes
+    on."""
+    a = slow()
+    a.write("WAIT? 500")
+    time.sleep(0.1)
+    a.sock.close()
+    b = slow()
+    check(b.query("WAIT? 10") == "10", "served after a's call completed")
+    with open(slow.log_path, errors="replace") as f:
+        log = f.read()
+    check("disconnected while waiting for a method" in log, "a's session closed while waiting")
+    check("wait: reply for a closed session dropped" in log, "the orphaned reply dropped")
+
+
+def test_no_method_server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    with slow_rig(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, False) as connect:
+        c = connect()
+        c.write("WAIT? 10")
+        e = c.query("SYST:ERR?")
+        check(e.startswith('-241,"Hardware missing;wait: no server of local:'), e)
+        check(c.query("*OPC?;DONE?") == "1;0", "nothing pending")

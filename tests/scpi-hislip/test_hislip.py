@@ -20,11 +20,11 @@ as PORT= and HISLIP_PORT=). Two kinds of client:
   lengths, a disconnect in the middle of a message) and for the rules
   pyvisa-py does not exercise (MAV, RMT-delivered, Trigger).
 """
+import contextlib
 import os
 import select
 import socket
 import struct
-import subprocess
 import threading
 import time
 
@@ -33,7 +33,7 @@ import pyvisa
 from pyvisa_py.protocols import hislip as pyhislip
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.scpi import read_notify
+from pbustest.scpi import ScpiDaemon, method_server, slow_instrument, wait_for_methods
 
 SUITE = "scpi-hislip"
 
@@ -168,33 +168,15 @@ def errors(query):
         codes.append(code)
 
 
-@pytest.fixture
-def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
-    """pbusd + pbus-scpi; yields an object with .hislip_port, .port,
-    .visa() (a pyvisa-py resource), .raw() (a Hislip session)."""
-    tree = pbus_build.path("examples", "psu", "psu.scpi")
-    program = pbus_build.path("daemon", "pbus-scpi")
-    pbus_build.require(program)
-    pbus_daemons.start(pbus_instance.name, pbus_instance.state_dir, schema=pbus_build.psu_schema,
-                       extra=["--socket-dir", pbus_instance.sock_dir])
-    r, w = os.pipe()
+@contextlib.contextmanager
+def serving(pbus_build, pbus_instance, pbus_tmp, tree, extra=()):
+    """pbus-scpi with HiSLIP on @tree (the instance's pbusd running);
+    yields an object with .hislip_port, .port, .proc, .log_path, .visa() (a
+    pyvisa-py resource), .raw() (a Hislip session)."""
     log_path = os.path.join(pbus_tmp, f"pbus-scpi-{pbus_instance.name}.log")
-    log = open(log_path, "ab")
-    proc = subprocess.Popen([program, "--instance", pbus_instance.name, "--tree", tree,
-                             "--socket-dir", pbus_instance.sock_dir, "--listen", "127.0.0.1:0",
-                             "--hislip", "127.0.0.1:0", "--max-clients", str(MAX_CLIENTS),
-                             "--max-line", str(MAX_LINE), "--notify-fd", str(w)],
-                            pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    os.close(w)
-    log.close()
-    data = read_notify(r)
-
-    class Server:
-        pass
-
-    srv = Server()
-    srv.proc = proc
-    srv.log_path = log_path
+    srv = ScpiDaemon(pbus_build, pbus_instance.name, pbus_instance.sock_dir, log_path,
+                     ["--max-clients", str(MAX_CLIENTS), "--max-line", str(MAX_LINE)] + list(extra),
+                     tree=tree, hislip=True).start()
     opened = []
     rm = pyvisa.ResourceManager("@py")
 
@@ -212,14 +194,8 @@ def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
 
     srv.visa, srv.raw = visa, raw
     try:
-        if b"READY=1\n" not in data:
-            with open(log_path, errors="replace") as f:
-                raise Failure(f"pbus-scpi not ready: {f.read()[-1000:]}")
-        fields = dict(line.split("=", 1) for line in data.decode().split("\n") if "=" in line)
-        srv.port = int(fields["PORT"])
-        srv.hislip_port = int(fields["HISLIP_PORT"])
         yield srv
-        check(proc.poll() is None, f"pbus-scpi exited with {proc.returncode}")
+        check(srv.running(), f"pbus-scpi exited with {srv.proc.returncode}")
     finally:
         for o in opened:
             try:
@@ -227,13 +203,27 @@ def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
             except Exception:  # a session the test already broke
                 pass
         rm.close()
-        proc.terminate()
-        try:
-            rc = proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+        rc = srv.stop()
     check(rc == 0, f"pbus-scpi exit status {rc} after SIGTERM")
+
+
+@pytest.fixture
+def server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """pbusd + pbus-scpi on the demo's tree (serving()'s object)."""
+    pbus_daemons.start(pbus_instance.name, pbus_instance.state_dir, schema=pbus_build.psu_schema,
+                       extra=["--socket-dir", pbus_instance.sock_dir])
+    with serving(pbus_build, pbus_instance, pbus_tmp, pbus_build.path("examples", "psu", "psu.scpi")) as srv:
+        yield srv
+
+
+@pytest.fixture
+def slow_server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """pbusd + pbus-test-slow-server (tests/scpi-daemon/slow.fdepl: methods
+    that take the time they are told to) + pbus-scpi on its tree."""
+    with slow_instrument(pbus_build, pbus_daemons, pbus_instance, pbus_tmp) as tree:
+        with serving(pbus_build, pbus_instance, pbus_tmp, tree) as srv:
+            wait_for_methods(srv.visa(), "PING")
+            yield srv
 
 
 def interface(inst):
@@ -573,3 +563,49 @@ def test_disconnect_mid_message(server):
     check(other.query("*IDN?").startswith("ACME"), "the server goes on")
     # (which channel's close the server sees first, and so what it logs,
     # is the kernel's order: the values above are the test)
+
+
+def test_methods_over_hislip(server, pbus_build, pbus_instance, pbus_tmp):
+    """A method command over HiSLIP, with the demo simulator serving the
+    methods: CAL:VOLT? waits for calibrate's reply (the session's message
+    is suspended and resumed; the response carries its DataEnd's
+    MessageID), OUTP:PROT:CLE;*OPC? for clear_trip's."""
+    sim = pbus_build.path("examples", "psu", "psu-sim")
+    pbus_build.require(sim)
+    with method_server([sim, pbus_instance.name, "200"], pbus_instance.sock_dir,
+                       os.path.join(pbus_tmp, "psu-sim.log")):
+        inst = server.visa()
+        wait_for_methods(inst, "OUTP:PROT:CLE")
+        check(inst.query("VOLT 12;CURR 5;OUTP ON;*OPC?") == "1", "output on")
+        deadline = time.monotonic() + TIMEOUT
+        while inst.query("OUTP:COND?") != "ON":
+            check(time.monotonic() < deadline, "the output never came on")
+            time.sleep(0.02)
+        time.sleep(0.05)
+        measured = float(inst.query("MEAS:VOLT?"))
+        gain = float(inst.query("CAL:VOLT? %.4f;*OPC?" % (measured * 1.002)).split(";")[0])
+        check(abs(gain - 1.002) < 0.002, f"gain {gain}, expected about 1.002")
+        check(inst.query("OUTP:PROT:CLE;*OPC?") == "1", "*OPC? after clear_trip")
+        check(inst.query("*IDN?").startswith("ACME"), "the session goes on")
+        check(inst.query("SYST:ERR?") == '0,"No error"', "no error")
+
+
+def test_clear_while_a_method_runs(slow_server):
+    """A device clear while the session's message waits for a query
+    method's reply: clear() completes at once (the waiting message is
+    dropped and the synchronous channel read again), the session is served
+    meanwhile, the method's answer is never sent, and the call stays a
+    pending operation (*OPC? answers once it replied)."""
+    inst = slow_server.visa()
+    t0 = time.monotonic()
+    inst.write("WAIT? 1000;*IDN?")
+    time.sleep(0.1)
+    inst.clear()
+    check(time.monotonic() - t0 < 0.6, f"clear() took until {time.monotonic() - t0:.3f} s")
+    check(inst.query("DONE?") == "0", "the next message answers its own query")
+    check(time.monotonic() - t0 < 0.8, "served before the method replied")
+    check(inst.query("*OPC?") == "1", "*OPC? after the dropped query")
+    check(time.monotonic() - t0 >= 1.0, "*OPC? answered before the call replied: it was not pending")
+    # had the dropped message's answer ("1000;...") been sent, this reads it
+    check(inst.query("*IDN?") == "parambus,pbus-scpi,0,0", "no late answer of the dropped message")
+    check(errors(inst.query) == [], "no error")

@@ -463,6 +463,38 @@ def test_access_refused(psu_unprivileged):
           f"-203's standard text (SCPI-99: 'Command protected'): {reply!r}")
 
 
+def test_method_refused(psu_unprivileged):
+    """The demo's methods are CallableBy "instrument": pbus-scpi run by a
+    user outside that group is refused by the method server (-EPERM), and
+    the client sees -203 naming the method and the group; the method did
+    not run. (Root, who may call them, runs them in scpi-daemon's
+    test_method_clears_trip.)"""
+    psu = psu_unprivileged
+    psu.run_simulator()
+    r = subprocess.run([psu.build.pbus, "-i", psu.instance.name, "set", "output_enable=true"],
+                       capture_output=True, text=True, timeout=TIMEOUT,
+                       env=dict(os.environ, PBUS_SOCKET_DIR=psu.instance.sock_dir))
+    check(r.returncode == 0, f"pbus set output_enable true (as root): {r.stderr.strip()}")
+    inst = psu.open()
+    deadline = time.monotonic() + TIMEOUT
+    while True:  # until pbus-scpi's proxy has connected to the simulator
+        reply = inst.query("OUTP:PROT:CLE;*OPC?")
+        check(reply == "1", f"*OPC? after a refused call: {reply!r}")
+        got = errors(inst)
+        check(len(got) == 1, f"one error per call: {got}")
+        if got[0][0] != -241:
+            break
+        check(time.monotonic() < deadline, "the simulator never became available to pbus-scpi")
+        time.sleep(0.05)
+    check(got[0] == (-203, "Command protected;clear_trip: Operation not permitted "
+                           "(callable by group instrument)"), f"clear_trip refused: {got}")
+    check(psu.get("output_enable") == "true", "clear_trip did not run (it switches the output off)")
+    inst.write("CAL:VOLT? 12;*IDN?")  # a refused query ends its message: no answer
+    check(errors(inst) == [(-203, "Command protected;calibrate: Operation not permitted "
+                                  "(callable by group instrument)")], "calibrate refused")
+    check(inst.query("*IDN?").startswith("ACME Instruments,"), "the next message is served")
+
+
 # --- Several clients, broken clients ---------------------------------------------------
 
 def test_two_clients(psu):

@@ -280,6 +280,80 @@ static void loader(void)
 	snprintf(buf, sizeof(buf), "%sstatus operation 1 0\n", head);
 	refused(buf, "line 3: 'status' needs REGISTER BIT INDEX CONDITION");
 
+	/* method records: in this order, each after its method */
+	snprintf(buf, sizeof(buf), "%smethod 0 m both\nheader 0 M\n", head);
+	refused(buf, "line 3: a method's access is 'set' or 'query'");
+	snprintf(buf, sizeof(buf), "%sin 0 a double\n", head);
+	refused(buf, "line 3: 'in' does not follow the 'method' line");
+	snprintf(buf, sizeof(buf), "%smethod 0 m query\nout 0 a double\nin 0 b double\n", head);
+	refused(buf, "line 5: 'in' does not follow the 'method' line");
+	snprintf(buf, sizeof(buf), "%smethod 0 m set\nout 0 a double\n", head);
+	refused(buf, "line 4: 'out' of a 'set' method");
+	snprintf(buf, sizeof(buf), "%smethod 0 m query\nheader 0 M\n", head);
+	refused(buf, "query method 'm' has no 'out' lines");
+	snprintf(buf, sizeof(buf), "%smethod 0 m set\nin 0 a double[]\n", head);
+	refused(buf, "line 4: argument type 'double[]' is no SCPI value");
+	snprintf(buf, sizeof(buf), "%smethod 0 m set\nin 0 a integer:5:1\n", head);
+	refused(buf, "line 4: bad type 'integer:5:1'");
+	snprintf(buf, sizeof(buf), "%smethod 0 m set\nin 0 a enum\nheader 0 M\n", head);
+	refused(buf, "argument 'a' has no 'enum' lines");
+	snprintf(buf, sizeof(buf), "%smethod 0 m set\nheader 0 M\nerror 0 0 OK\n", head);
+	refused(buf, "line 5: 'error' does not follow the arguments");
+	snprintf(buf, sizeof(buf), "%smethod 0 m set\nerror 0 0 O-K\n", head);
+	refused(buf, "line 4: bad error label 'O-K'");
+	snprintf(buf, sizeof(buf), "%smethod 0 m set\nheader 0 M#\n", head);
+	refused(buf, "line 4: '#' needs an array");
+	snprintf(buf, sizeof(buf), "%sparam 0 x double set 0\nheader 0 M\nmethod 0 m set\nheader 0 M\n",
+		 head);
+	refused(buf, "line 6: header set by two");
+
+	/* a method: its arguments, errors and header; a query-only parameter
+	 * and a set-only method share a header */
+	{
+		struct pbus_scpi_tree *mt = NULL;
+		char merr[128] = "";
+		snprintf(buf, sizeof(buf),
+			 "%sparam 3 x double query 0\nheader 3 M\n"
+			 "method 2 m set\nin 2 a integer::\nin 2 b enum\nenum 2 4 UP\n"
+			 "in 2 c integer:0:18446744073709551615\nerror 2 0 OK\nerror 2 7 TOO_LONG_A_LABEL\n"
+			 "header 2 M\nmethod 5 q query\nout 5 r float\nheader 5 Q\n", head);
+		REQUIRE_EQ(pbus_scpi_tree_load(buf, strlen(buf), &mt, merr, sizeof(merr)), 0);
+		CHECK_EQ(pbus_scpi_tree_method_count(mt), 2);
+		const struct pbus_scpi_method *m = pbus_scpi_tree_method(mt, 0);
+		REQUIRE(m && pbus_scpi_tree_method(mt, 2) == NULL);
+		CHECK_EQ(m->index, 2);
+		REQUIRE_EQ(m->in_count, 3);
+		CHECK_EQ(m->out_count, 0);
+		CHECK_EQ_STR(m->in[0].type, "int64");
+		CHECK(m->in[0].int_min == INT64_MIN && m->in[0].int_max == INT64_MAX);
+		CHECK_EQ(m->in[1].kind, PBUS_SCPI_KIND_ENUM);
+		REQUIRE_EQ(m->in[1].mnemonic_count, 1);
+		CHECK_EQ(m->in[1].mnemonics[0].value, 4);
+		CHECK_EQ_STR(m->in[2].type, "uint64");
+		CHECK_EQ(m->in[2].int_min, 0);
+		REQUIRE_EQ(m->error_count, 2);
+		CHECK_EQ_STR(m->errors[1].text, "TOO_LONG_A_LABEL");
+		CHECK_EQ(m->errors[1].value, 7);
+		const struct pbus_scpi_method *q = pbus_scpi_tree_method(mt, 1);
+		REQUIRE(q && q->out_count == 1 && q->in_count == 0);
+		CHECK_EQ_STR(q->out[0].type, "float");
+		CHECK_EQ_STR(q->out[0].name, "r");
+		struct pbus_scpi_parser *mp;
+		REQUIRE_EQ(pbus_scpi_parser_new(mt, 256, 4, 8, &mp), 0);
+		struct pbus_scpi_result mr;
+		CHECK_EQ(pbus_scpi_parse(mp, "M -9,UP,18\n", 11, &mr), 0);
+		REQUIRE_EQ(mr.command_count, 1);
+		CHECK(mr.commands[0].param->method == m);
+		CHECK_EQ(mr.args[mr.commands[0].first_arg + 1].integer, 4);
+		CHECK_EQ(pbus_scpi_parse(mp, "M?\n", 3, &mr), 0);
+		CHECK(mr.commands[0].param->kind == PBUS_SCPI_KIND_REAL);
+		CHECK_EQ(pbus_scpi_parse(mp, "M 1,UP,-1\n", 10, &mr), -222);
+		CHECK_EQ(pbus_scpi_parse(mp, "Q? 1\n", 5, &mr), -108);
+		CHECK_EQ(pbus_scpi_parse(mp, "Q?\n", 3, &mr), 0);
+		pbus_scpi_parser_free(mp);
+		pbus_scpi_tree_free(mt);
+	}
+
 	/* status records and an event command (type none) */
 	struct pbus_scpi_tree *t = NULL;
 	char error[128] = "";
@@ -309,8 +383,9 @@ static void loader(void)
 	pbus_scpi_parser_free(parser);
 	pbus_scpi_tree_free(t);
 	CHECK(pbus_scpi_tree_schema_hash(tree) != 0);
-	CHECK_EQ(pbus_scpi_tree_param_count(tree), 16);
-	CHECK(pbus_scpi_tree_param(tree, 16) == NULL);
+	CHECK_EQ(pbus_scpi_tree_param_count(tree), 21); /* 16 parameters, 5 methods */
+	CHECK_EQ(pbus_scpi_tree_method_count(tree), 5);
+	CHECK(pbus_scpi_tree_param(tree, 21) == NULL);
 }
 
 static void limits(void)

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,11 +227,44 @@ static int scan_string(struct scan *sc, struct token *t)
 	return 0;
 }
 
+/* IEEE 488.2 7.7.4 <NON-DECIMAL NUMERIC PROGRAM DATA>: #H (hex), #Q (octal)
+ * or #B (binary), either case, then at least one digit of that base; an
+ * unsigned integer of at most 64 bits, with no suffix. @start: the '#'. */
+static int scan_nondecimal(struct scan *sc, struct token *t, size_t start)
+{
+	char base_letter = (char)toupper((unsigned char)sc->s[sc->i++]);
+	unsigned base = base_letter == 'H' ? 16 : base_letter == 'Q' ? 8 : 2, digits = 0;
+	uint64_t value = 0;
+	while (!at_end(sc) && isalnum((unsigned char)peek(sc))) {
+		char c = (char)toupper((unsigned char)peek(sc));
+		unsigned digit = isdigit((unsigned char)c) ? (unsigned)(c - '0') : (unsigned)(c - 'A' + 10);
+		if (digit >= base)
+			return error_at(sc, -121, sc->i, "'%c' in a #%c number", sc->s[sc->i], base_letter);
+		if (value > (UINT64_MAX - digit) / base)
+			return error_at(sc, -222, start, "#%c number beyond 64 bits", base_letter);
+		value = value * base + digit;
+		digits++;
+		sc->i++;
+	}
+	if (digits == 0)
+		return error_at(sc, -121, start, "no digit after #%c", base_letter);
+	if (!at_end(sc) && !white(peek(sc)) && peek(sc) != ',' && peek(sc) != ';' && peek(sc) != '\n')
+		return error_at(sc, -121, sc->i, "'%c' in a #%c number", peek(sc), base_letter);
+	t->lex = LEX_NUMBER;
+	t->number = (double)value;
+	t->is_integer = value <= INT64_MAX;
+	t->integer = t->is_integer ? (int64_t)value : 0;
+	return 0;
+}
+
 static int scan_block(struct scan *sc, struct token *t)
 {
 	size_t start = sc->i++; /* '#' */
+	char kind = (char)toupper((unsigned char)peek(sc));
+	if (kind == 'H' || kind == 'Q' || kind == 'B')
+		return scan_nondecimal(sc, t, start);
 	if (at_end(sc) || !isdigit((unsigned char)peek(sc)))
-		return error_at(sc, -161, start, "'#' not followed by a digit");
+		return error_at(sc, -161, start, "'#' not followed by a digit or H, Q, B");
 	unsigned digits = (unsigned)(sc->s[sc->i++] - '0');
 	t->lex = LEX_BLOCK;
 	if (digits == 0) {

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.scpi import ScpiDaemon, method_server, slow_instrument, start_psu, wait_for_methods
+from pbustest.scpi import ScpiDaemon, method_server, pbus_get, slow_instrument, start_psu, wait_for_methods
 
 SUITE = "scpi-daemon"
 
@@ -439,3 +439,28 @@ def test_no_method_server(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
         e = c.query("SYST:ERR?")
         check(e.startswith('-241,"Hardware missing;wait: no server of local:'), e)
         check(c.query("*OPC?;DONE?") == "1;0", "nothing pending")
+
+
+def test_scaled_unit_in_base_unit(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """A parameter in ms (settle) is read and answered in seconds, SCPI's
+    base unit (SCPI-99 7.2.1.2), the table holding milliseconds; a suffix
+    names the unit outright; MAX is the maximum in seconds too."""
+    with slow_rig(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, False) as connect:
+        c = connect()
+        check(c.query("SETT?") == "0.1", "the default, 100 ms, is 0.1 s")
+        check(c.query("SETT 0.25;*OPC?") == "1", "set")
+        check(pbus_get(pbus_build, pbus_instance, "settle") == "250", "0.25 s is 250 ms in the table")
+        check(c.query("SETT?") == "0.25", "answered in seconds")
+        check(c.query("SETT 300 MS;*OPC?") == "1", "set with a suffix")
+        check(pbus_get(pbus_build, pbus_instance, "settle") == "300", "300 MS is 300 ms")
+        check(c.query("SETT?") == "0.3", "300 ms answered as 0.3")
+        # A scaled value answers as a real (NR2), whole or not.
+        got = c.query("SETT 2 S;SETT?")
+        check(got == "2.0", f"2 S is 2 s: {got!r}")
+        check(pbus_get(pbus_build, pbus_instance, "settle") == "2000", "2 s is 2000 ms in the table")
+        got = c.query("SETT MAX;SETT?")
+        check(got == "60.0", f"the maximum, 60000 ms, is 60 s: {got!r}")
+        check(c.query("SETT 2;*OPC?") == "1", "back to 2 s")
+        c.write("SETT 61")  # refused: the message ends there
+        check(c.query("SYST:ERR?").startswith("-222,"), "61 s is beyond the maximum")
+        check(pbus_get(pbus_build, pbus_instance, "settle") == "2000", "the refused value changed nothing")

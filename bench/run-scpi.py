@@ -260,7 +260,8 @@ def main():
         stop(sim)
         scpi, data = start([exe["pbus-scpi"], "--instance", instance, "--tree",
                             os.path.join(build, "examples", "psu", "psu.scpi"), "--socket-dir", tmp,
-                            "--listen", "127.0.0.1:0", "--log-level", "warning"], tmp, "pbus-scpi")
+                            "--listen", "127.0.0.1:0", "--hislip", "off", "--log-level", "warning"], tmp,
+                           "pbus-scpi")
         procs.append(scpi)
         port = int(data.split(b"PORT=")[1].split(b"\n")[0])
         poll_message = ";:".join(POLL)

@@ -138,7 +138,7 @@ class DbusDaemon:
             os.sched_setaffinity(int(tid), cpus)
 
     def cpu_ns(self):
-        return sched_ns(self.proc.pid)
+        return hoststat.sched_ns(self.proc.pid, gone_ok=True)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -196,21 +196,6 @@ def tail(path):
         return lines[-1] if lines else "(no message)"
     except OSError:
         return "(no log)"
-
-
-def sched_ns(pid):
-    """CPU time of all threads of @pid in ns (schedstat)."""
-    total = 0
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return total
 
 
 def children_cpu_s():

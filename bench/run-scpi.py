@@ -132,19 +132,6 @@ def stat_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
-def sched_ns(pid):
-    """CPU time of all threads of @pid in ns (schedstat: finer than the
-    ticks of /proc/PID/stat)."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total
-
-
 def children_cpu_s():
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
@@ -157,13 +144,13 @@ def measured(argv, cpus, server_pids, timeout):
     ({"others", "steal"}, fractions)."""
     t0 = time.monotonic()
     s0 = {pid: stat_ticks(pid) for pid in server_pids}
-    n0 = {pid: sched_ns(pid) for pid in server_pids}
+    n0 = {pid: hoststat.sched_ns(pid) for pid in server_pids}
     h0, k0 = hoststat.cpu_jiffies(), children_cpu_s()
     p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                        preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     wall = time.monotonic() - t0
     s1 = {pid: stat_ticks(pid) for pid in server_pids}
-    n1 = {pid: sched_ns(pid) for pid in server_pids}
+    n1 = {pid: hoststat.sched_ns(pid) for pid in server_pids}
     h1, clients_s = hoststat.cpu_jiffies(), children_cpu_s() - k0
     if p.returncode != 0 or not p.stdout.strip():
         raise SystemExit(f"run-scpi: {' '.join(argv[:3])} failed ({p.returncode}): {p.stderr.strip()}")

@@ -145,7 +145,7 @@ def clients_at_once(exe, argvs, server_pid, seconds, env, what):
     server's CPU% meanwhile, and how much of the machine others took
     meanwhile: {"others": busy time of every other process, "steal": time
     the hypervisor gave away}, as fractions of the machine (bench/hoststat.py)."""
-    t0, c0 = time.monotonic(), sched_ns(server_pid)
+    t0, c0 = time.monotonic(), hoststat.sched_ns(server_pid)
     h0, k0 = hoststat.cpu_jiffies(), children_cpu_s()
     procs = [subprocess.Popen([exe] + a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for a in argvs]
@@ -155,7 +155,7 @@ def clients_at_once(exe, argvs, server_pid, seconds, env, what):
         if p.returncode != 0:
             raise SystemExit(f"run-socket-server: {what} failed: {err.strip()}")
         outs.append(json.loads(out.strip().splitlines()[-1]))
-    wall, server_s = time.monotonic() - t0, (sched_ns(server_pid) - c0) / 1e9
+    wall, server_s = time.monotonic() - t0, (hoststat.sched_ns(server_pid) - c0) / 1e9
     h1, clients_s = hoststat.cpu_jiffies(), children_cpu_s() - k0
     capacity = max(1, h1["total"] - h0["total"]) / hoststat.CLK_TCK
     others = (h1["busy"] - h0["busy"]) / hoststat.CLK_TCK - server_s - clients_s
@@ -182,19 +182,6 @@ def four(exe, d, env, mode, seconds, hz=0):
     outs, cpu, disturbance = clients_at_once(exe, argvs, d.proc.pid, seconds, env, f"{mode} client")
     names = ["displayer1", "displayer2", "randomizer200", "randomizer2"]
     return {n: o["ops_per_s"] for n, o in zip(names, outs)}, cpu, disturbance
-
-
-def sched_ns(pid):
-    """CPU time of all threads of @pid in ns (schedstat: finer than the 10 ms
-    ticks of /proc/PID/stat)."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total
 
 
 def server_bytes(build, d, env):

@@ -15,7 +15,8 @@
  * Threads: the input thread (main.c, the main thread) owns every input
  * binding (gpio-input, i2c-register) and runs one epoll loop over their
  * descriptors and timers; the output thread owns every output binding
- * (gpio-output, pwm-duty) and sleeps in a pbus_watch on their parameters.
+ * (gpio-output, pwm-duty), sleeps in a pbus_watch on their parameters and
+ * reports each application to pbusd (--report-fd, common/hwd-report.h).
  * A binding is touched by its owning thread only; the table is thread-safe.
  */
 #ifndef PBUS_HWD_H

@@ -239,6 +239,21 @@ def test_bad_binding_pbusd_carries_on(ctx):
     d.stop()
 
 
+def stopped(pid):
+    """Whether every thread of @pid is stopped (kill(SIGSTOP) returns before
+    they are)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+        states = []
+        for t in tids:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                st = f.read()
+            states.append(st[st.rindex(")") + 2])
+    except OSError:
+        return False
+    return bool(states) and all(s == "T" for s in states)
+
+
 def timed_set(ctx, instance, *args):
     t0 = time.monotonic()
     r = ctx.run("set", *args, instance=instance)
@@ -280,22 +295,22 @@ def test_set_applied_missing_devices(ctx):
     check(r.rc == 0 and r.err == "" and took < 1.0, f"set -a of an unbound parameter: {r!r} after {took:.2f} s")
     r = ctx.run("set", "--applied", "--direct", "plain=4", instance=d.instance)
     check(r.rc == 2 and "--direct does not go through pbusd" in r.err, f"--applied --direct: {r!r}")
+    check(hwd in children(d.pid), "pbus-hwd was restarted")
+    d.stop()
     # pbus-hwd stopped: no word within --apply-timeout.
+    d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA, extra=["--apply-timeout", "300"])
+    hwd = wait_until("the second pbus-hwd to start", lambda: children(d.pid))[0]
+    wait_until("its relay to turn invalid", lambda: statuses(ctx, d.instance)["relay"] == "invalid")
     os.kill(hwd, signal.SIGSTOP)
     try:
-        d2 = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA, extra=["--apply-timeout", "300"])
-        hwd2 = wait_until("the second pbus-hwd to start", lambda: children(d2.pid))[0]
-        wait_until("its relay to turn invalid", lambda: statuses(ctx, d2.instance)["relay"] == "invalid")
-        os.kill(hwd2, signal.SIGSTOP)
-        r, took = timed_set(ctx, d2.instance, "--applied", "relay=true", "plain=5")
-        os.kill(hwd2, signal.SIGCONT)
-        check(r.rc == 1 and 0.29 < took < 2.0 and r.err == "pbus: set relay: written, but the hardware did "
-              "not apply it in time (is pbus-hwd running? pbusd --apply-timeout)\n",
-              f"set --applied, pbus-hwd stopped: {r!r} after {took:.2f} s")
-        check(ctx.run("get", "relay", "plain", instance=d2.instance).out == "true\n5\n", "not written")
-        d2.stop()
+        wait_until("pbus-hwd to stop", lambda: stopped(hwd))
+        r, took = timed_set(ctx, d.instance, "--applied", "relay=true", "plain=5")
     finally:
         os.kill(hwd, signal.SIGCONT)
+    check(r.rc == 1 and 0.29 < took < 2.0 and r.err == "pbus: set relay: written, but the hardware did "
+          "not apply it in time (is pbus-hwd running? pbusd --apply-timeout)\n",
+          f"set --applied, pbus-hwd stopped: {r!r} after {took:.2f} s")
+    check(ctx.run("get", "relay", "plain", instance=d.instance).out == "true\n5\n", "not written")
     d.stop()
 
 

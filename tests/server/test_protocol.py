@@ -705,6 +705,21 @@ def hwd_children(d):
     return found
 
 
+def stopped(pid):
+    """Whether every thread of @pid is stopped (kill(SIGSTOP) returns before
+    they are)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+        states = []
+        for t in tids:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                st = f.read()
+            states.append(st[st.rindex(")") + 2])
+    except OSError:
+        return False
+    return bool(states) and all(s == "T" for s in states)
+
+
 def set_applied(c, writes, flags=P.APPLIED):
     """Send a SET of (index, bytes) writes with @flags; its id."""
     return c.send(P.SET, {"writes": [{"index": i, "value": v} for i, v in writes]}, flags=flags)
@@ -834,6 +849,7 @@ def test_set_applied_hwd_stopped(ctx):
         with ctx.connect(d) as c:
             wait_until("pbus-hwd to find the devices missing", lambda: c.get([RELAY])[0]["status"] == 3)
             os.kill(hwd, signal.SIGSTOP)
+            wait_until("pbus-hwd to stop", lambda: stopped(hwd))
             for k in range(3):
                 r, took = timed_set_reply(c, [(RELAY, bytes([k % 2])), (PLAIN, struct.pack("<d", k))], f"round {k}")
                 check(r["result"] == P.ETIMEDOUT and [x["result"] for x in r["results"]] == [P.ETIMEDOUT, 0],

@@ -6,8 +6,17 @@
  * between attempts), and stops it before the instance goes away. The child
  * gets SIGTERM if pbusd dies (PR_SET_PDEATHSIG), so it never outlives its
  * instance.
+ *
+ * The report pipe: one pipe for pbusd's life, whose write end every run of
+ * pbus-hwd inherits (--report-fd) and whose read end the socket server
+ * reads (what pbus-hwd applied: common/hwd-report.h). pbusd keeps the
+ * write end open too, so a pbus-hwd that dies is no end of file: its
+ * reports stop, and the SETs waiting for them run into their deadline
+ * (docs/socket-protocol.md §3.3); the next run reports the values it
+ * applies at start.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,6 +41,8 @@ struct hwd_supervisor {
 	int64_t started_ms, restart_at_ms; /* restart_at_ms 0: none planned */
 	unsigned backoff_ms;
 	bool given_up;
+	int report_read, report_write; /* the report pipe's ends, or -1 */
+	char report_fd_text[16];       /* report_write for pbus-hwd's argv */
 };
 
 static int64_t now_ms(void)
@@ -87,12 +98,16 @@ static void spawn(struct hwd_supervisor *sv)
 	}
 	if (pid == 0) {
 		const char *argv[] = {sv->hwd_path, "--schema", sv->schema_path, "--instance",
-				      sv->instance, "--log-level", log_level_name(log_get_level()), NULL};
+				      sv->instance, "--log-level", log_level_name(log_get_level()),
+				      sv->report_write >= 0 ? "--report-fd" : NULL, sv->report_fd_text, NULL};
 		sigset_t none;
 
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != parent)
 			_exit(0); /* pbusd died before the line above */
+		/* The report pipe's write end is the one descriptor it inherits. */
+		if (sv->report_write >= 0)
+			fcntl(sv->report_write, F_SETFD, 0);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		execvp(sv->hwd_path, (char **)argv);
@@ -106,24 +121,58 @@ static void spawn(struct hwd_supervisor *sv)
 	log_msg(LOG_INFO, "started pbus-hwd (pid %d) for the hardware bindings", (int)pid);
 }
 
-int hwd_supervisor_start(const char *hwd_path, const char *schema_path, const char *instance,
-			 struct hwd_supervisor **ret)
+int hwd_supervisor_new(const char *hwd_path, const char *schema_path, const char *instance,
+		       bool report, struct hwd_supervisor **ret)
 {
 	struct hwd_supervisor *sv = calloc(1, sizeof(*sv));
+	int fds[2];
 
 	if (!sv)
 		return -ENOMEM;
+	sv->report_read = sv->report_write = -1;
 	sv->hwd_path = hwd_path ? strdup(hwd_path) : default_hwd_path();
 	if (!sv->hwd_path) {
 		free(sv);
 		return -ENOMEM;
 	}
+	/* Non-blocking at both ends: the server reads until it is empty,
+	 * and pbus-hwd never waits for pbusd. */
+	if (report) {
+		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+			int r = -errno;
+
+			free(sv->hwd_path);
+			free(sv);
+			return r;
+		}
+		sv->report_read = fds[0];
+		sv->report_write = fds[1];
+		snprintf(sv->report_fd_text, sizeof(sv->report_fd_text), "%d", fds[1]);
+	}
 	sv->schema_path = schema_path;
 	sv->instance = instance;
 	sv->backoff_ms = RESTART_FIRST_MS;
-	spawn(sv);
 	*ret = sv;
 	return 0;
+}
+
+int hwd_supervisor_take_report_fd(struct hwd_supervisor *sv)
+{
+	int fd = sv ? sv->report_read : -1;
+
+	if (sv)
+		sv->report_read = -1;
+	return fd;
+}
+
+void hwd_supervisor_start(struct hwd_supervisor *sv)
+{
+	spawn(sv);
+}
+
+bool hwd_supervisor_given_up(const struct hwd_supervisor *sv)
+{
+	return sv && sv->given_up;
 }
 
 void hwd_supervisor_child_exited(struct hwd_supervisor *sv)
@@ -196,6 +245,10 @@ void hwd_supervisor_stop(struct hwd_supervisor *sv)
 			usleep(10000);
 		}
 	}
+	if (sv->report_read >= 0)
+		close(sv->report_read);
+	if (sv->report_write >= 0)
+		close(sv->report_write);
 	free(sv->hwd_path);
 	free(sv);
 }

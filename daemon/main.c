@@ -73,6 +73,10 @@ static const char usage[] =
 	"                         bindings (they start by default when it has any)\n"
 	"      --hwd PATH         the pbus-hwd to run (default: the one next to\n"
 	"                         pbusd, else pbus-hwd from PATH)\n"
+	"      --apply-timeout MS a SET sent with the APPLIED flag (pbus set --applied,\n"
+	"                         pbus-scpi) is answered once pbus-hwd has applied its\n"
+	"                         values to their output bindings, or ETIMEDOUT after\n"
+	"                         MS (default 1000; 1..600000)\n"
 	"  -l, --log-level LEVEL  error, warning, info (default) or debug\n"
 	"  -h, --help             show this help\n"
 	"  -V, --version          show the version\n"
@@ -117,7 +121,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_SAVE_DELAY = 256, OPT_NOTIFY_FD, OPT_NO_HARDWARE, OPT_HWD, OPT_SOCKET_DIR,
 	       OPT_NO_SOCKET, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_SUBSCRIPTIONS, OPT_FRAME_TIMEOUT,
-	       OPT_MAX_SERVICES,
+	       OPT_MAX_SERVICES, OPT_APPLY_TIMEOUT,
 	       OPT_MAX_CLIENTS_PER_USER, OPT_RESERVED_CLIENTS };
 	static const struct option longopts[] = {
 		{"schema", required_argument, NULL, 's'},
@@ -129,6 +133,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
 		{"no-hardware", no_argument, NULL, OPT_NO_HARDWARE},
 		{"hwd", required_argument, NULL, OPT_HWD},
+		{"apply-timeout", required_argument, NULL, OPT_APPLY_TIMEOUT},
 		{"socket-dir", required_argument, NULL, OPT_SOCKET_DIR},
 		{"no-socket", no_argument, NULL, OPT_NO_SOCKET},
 		{"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
@@ -149,6 +154,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	o->notify_fd = -1;
 	o->save_delay_ms = 20;
+	o->server.hwd_report_fd = -1;
 	while ((c = getopt_long(argc, argv, "s:i:d:m:g:l:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->schema = optarg; break;
@@ -180,6 +186,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_HARDWARE: o->no_hardware = true; break;
 		case OPT_HWD: o->hwd_path = optarg; break;
+		case OPT_APPLY_TIMEOUT:
+			if (parse_unsigned(optarg, 10, 600000, &v) < 0 || v == 0)
+				return usage_error("--apply-timeout '%s' is not 1..600000 ms", optarg);
+			o->server.apply_timeout_ms = (uint32_t)v;
+			break;
 		case OPT_SOCKET_DIR: o->server.socket_dir = optarg; break;
 		case OPT_NO_SOCKET: o->no_socket = true; break;
 		case OPT_MAX_CLIENTS:
@@ -397,6 +408,18 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERROR, "cannot publish instance '%s': %s", o.instance, strerror(-r));
 		goto out;
 	}
+	/* pbus-hwd is prepared before the server, which reads its reports
+	 * (what the hardware applied: SETs with the APPLIED flag wait for
+	 * them), and started after it. */
+	if (hardware_bindings_present(schema) && !o.no_hardware) {
+		r = hwd_supervisor_new(o.hwd_path, o.schema, o.instance, !o.no_socket, &hwd);
+		if (r < 0) {
+			log_msg(LOG_ERROR, "cannot start pbus-hwd: %s", strerror(-r));
+		} else if (!o.no_socket) {
+			o.server.hwd_report_fd = hwd_supervisor_take_report_fd(hwd);
+			o.server.hardware = true;
+		}
+	}
 	if (!o.no_socket) {
 		/* It says why on failure. */
 		r = server_start(owner, schema, schema_text, schema_length, o.instance, &o.server, &server);
@@ -412,12 +435,10 @@ int main(int argc, char **argv)
 	log_msg(LOG_INFO, "serving instance '%s' (%u parameters, schema %016llx) from %s",
 		o.instance, pbus_table_param_count(owner),
 		(unsigned long long)pbus_table_schema_hash(owner), o.schema);
-	if (hardware_bindings_present(schema)) {
-		if (o.no_hardware)
-			log_msg(LOG_INFO, "--no-hardware: not running the schema's hardware bindings");
-		else if ((r = hwd_supervisor_start(o.hwd_path, o.schema, o.instance, &hwd)) < 0)
-			log_msg(LOG_ERROR, "cannot start pbus-hwd: %s", strerror(-r));
-	}
+	if (hardware_bindings_present(schema) && o.no_hardware)
+		log_msg(LOG_INFO, "--no-hardware: not running the schema's hardware bindings");
+	if (hwd)
+		hwd_supervisor_start(hwd);
 	notify_ready(o.notify_fd);
 
 	for (;;) {
@@ -429,8 +450,11 @@ int main(int argc, char **argv)
 			break;
 		if (sig == SIGHUP)
 			log_msg(LOG_INFO, "SIGHUP: nothing to reload yet");
-		if (sig == SIGCHLD)
+		if (sig == SIGCHLD) {
 			hwd_supervisor_child_exited(hwd);
+			if (hwd_supervisor_given_up(hwd))
+				server_hardware_gone(server);
+		}
 		hwd_supervisor_tick(hwd);
 	}
 	log_msg(LOG_INFO, "shutting down on %s", strsignal(sig));

@@ -58,6 +58,13 @@ struct server_options {
 	bool reserved_clients_given;
 	uint32_t frame_timeout_ms; /* for a HELLO, or the rest of a frame begun; 0: default */
 	uint32_t max_services;     /* registered services in all (§3.6); 0: 1024 */
+	/* pbus-hwd runs the schema's bindings and reports what it applied on
+	 * the pipe whose read end is @hwd_report_fd (common/hwd-report.h):
+	 * SETs with the APPLIED flag wait for it (§3.3). The server owns the
+	 * descriptor from server_start() on, even if that fails. */
+	bool hardware;
+	int hwd_report_fd;
+	uint32_t apply_timeout_ms; /* a SET's wait for the hardware; 0: 1000 */
 };
 
 /* Listen and serve @owner (published) whose compiled schema is @schema_text.
@@ -68,6 +75,10 @@ int server_start(struct pbus_table *owner, const struct pbus_schema *schema, con
 		 struct server **ret);
 /* The descriptor the saver signals after each save (persist_set_saved_fd()). */
 int server_saved_fd(const struct server *s);
+/* pbus-hwd will not run again (the supervisor gave up): SETs with the
+ * APPLIED flag no longer wait (those waiting run into their deadline).
+ * Called by the main thread; accepts NULL. */
+void server_hardware_gone(struct server *s);
 /* Close every connection, remove the socket, free. Accepts NULL. */
 void server_stop(struct server *s);
 
@@ -77,9 +88,19 @@ struct hwd_supervisor;
 
 /* Whether any parameter of @schema has a hardware binding (pbus-hwd's work). */
 bool hardware_bindings_present(const struct pbus_schema *schema);
-/* Start pbus-hwd (@hwd_path, or the one next to pbusd, or from PATH). */
-int hwd_supervisor_start(const char *hwd_path, const char *schema_path, const char *instance,
-			 struct hwd_supervisor **ret);
+/* Prepare to run pbus-hwd (@hwd_path, or the one next to pbusd, or from
+ * PATH); with @report, make the pipe on which it reports what it applied
+ * (pbus-hwd --report-fd; common/hwd-report.h), the same for every run of
+ * it. Starts nothing yet. */
+int hwd_supervisor_new(const char *hwd_path, const char *schema_path, const char *instance,
+		       bool report, struct hwd_supervisor **ret);
+/* The report pipe's read end (non-blocking, close-on-exec), handed over
+ * once: the caller owns it then. -1 without a pipe, or the second time. */
+int hwd_supervisor_take_report_fd(struct hwd_supervisor *sv);
+/* Start pbus-hwd. */
+void hwd_supervisor_start(struct hwd_supervisor *sv);
+/* Whether it gave pbus-hwd up (it refused the bindings: not restarted). */
+bool hwd_supervisor_given_up(const struct hwd_supervisor *sv);
 /* On SIGCHLD: reap, log, plan a restart. Accepts NULL (reaps only). */
 void hwd_supervisor_child_exited(struct hwd_supervisor *sv);
 /* Milliseconds until hwd_supervisor_tick() has work (a planned restart), or -1. */

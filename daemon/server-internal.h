@@ -5,7 +5,8 @@
  * others). server.c: the clients and the server thread's loop;
  * access.c: who may do what (docs/socket-protocol.md §4, §6); watcher.c:
  * the watcher thread; subscribe.c: subscriptions and NOTIFY; set.c: SET,
- * busy parameters and acknowledgements after a save; listen.c: the socket
+ * busy parameters and acknowledgements after a save or once the hardware
+ * applied the values (pbus-hwd's reports); listen.c: the socket
  * and accepting connections; registry.c: the registry of services and
  * their watchers (§3.6).
  *
@@ -40,6 +41,7 @@
 #include "../lib/process-internal.h"
 #include "../lib/protocol-internal.h"
 #include "../lib/service-address-internal.h"
+#include "../common/hwd-report.h"
 #include "pbusd.h"
 
 /* The kernel's send buffer per client: what a client that stops reading
@@ -48,6 +50,7 @@
 #define CLIENT_SNDBUF (16 << 10)
 #define REPLY_BACKLOG_MAX (4u << 20) /* a client that stops reading is closed */
 #define ACK_TIMEOUT_NS (10LL * 1000000000) /* a save that never comes: EIO */
+#define APPLY_TIMEOUT_MS_DEFAULT 1000 /* --apply-timeout: then ETIMEDOUT */
 /* Replies held behind SET replies that wait for a save (see struct
  * client's held): beyond either bound, the client's next requests wait in
  * its socket until the saves come. */
@@ -104,15 +107,19 @@ struct service_watch {
 	struct service_watch *next;
 };
 
-/* A SET reply held until the state file has the values. */
+/* A SET reply held until the state file has the values, and (a SET with
+ * the APPLIED flag) until pbus-hwd has applied them to their outputs. */
 struct pending_ack {
 	uint32_t id;
 	uint64_t held_from;      /* where in the client's held stream the replies after it begin */
-	int64_t deadline_ns;
+	int64_t deadline_ns;     /* for the save: then ERROR EIO */
+	int64_t apply_deadline_ns; /* for the hardware: then ETIMEDOUT */
+	int64_t wake_ns;         /* the earlier of the two it still waits for */
 	size_t count;
 	uint32_t *indexes;
 	uint64_t *seqs;          /* the versions the writes produced, for the reply */
 	uint64_t *wait_seqs;     /* the version to see saved; 0: not persistent */
+	uint64_t *hw_seqs;       /* the version to see applied; 0: no wait */
 	int32_t *results;
 	struct pending_ack *next;
 };
@@ -129,6 +136,7 @@ struct parked_set {
 	int64_t first_ns;          /* the first try */
 	int64_t next_ns;           /* the next try */
 	int64_t delay_ns;          /* after the next try, if still busy */
+	uint16_t flags;            /* the SET frame's (PBUS_WIRE_FLAG_APPLIED) */
 };
 
 struct client {
@@ -153,7 +161,7 @@ struct client {
 	struct pbus_wire_buf tx;
 	struct subscription *subs;
 	uint32_t sub_count, next_sub_id;
-	/* SET replies waiting for a save, oldest first. Replies keep the order
+	/* SET replies waiting for a save or the hardware, oldest first. Replies keep the order
 	 * of the requests (docs/socket-protocol.md §3): while one waits, the
 	 * replies to the client's later requests are held in @held (a stream:
 	 * @held_base bytes of it have gone to @tx so far), each ack marking
@@ -191,6 +199,17 @@ struct server {
 	const struct pbus_param **params;
 
 	int listen_fd, epoll_fd, changed_fd, saved_fd, timer_fd, stop_fd;
+	/* pbus-hwd's reports (set.c, read_hwd_reports()): the pipe, whether
+	 * pbus-hwd runs (set by the main thread: server_hardware_gone()),
+	 * per parameter the highest version it applied and the highest it
+	 * failed to apply, and which parameters have an output binding. */
+	int report_fd;
+	atomic_bool hardware;
+	int64_t apply_timeout_ns;
+	uint64_t *applied_seq, *failed_seq;
+	uint64_t *output_bound;   /* bitmap over parameter indexes */
+	unsigned char report_part[PBUS_HWD_REPORT_SIZE]; /* a record begun */
+	size_t report_part_size;
 	pthread_t thread;
 	bool thread_started;
 
@@ -303,7 +322,11 @@ void free_ack(struct pending_ack *a);
 void free_parked(struct parked_set *p);
 void check_acks(struct server *s, struct client *c, int64_t now);
 bool retry_parked(struct server *s, struct client *c, int64_t now);
-void handle_set(struct server *s, struct client *c, uint32_t id, const void *body, size_t n);
+void handle_set(struct server *s, struct client *c, uint32_t id, unsigned flags, const void *body,
+		size_t n);
+/* Take pbus-hwd's reports off the pipe into applied_seq[] / failed_seq[]
+ * (the acknowledgements that wait for them are checked after). */
+void read_hwd_reports(struct server *s);
 
 /* registry.c */
 void handle_service_register(struct server *s, struct client *c, uint32_t id, const void *body, size_t n);

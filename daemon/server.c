@@ -4,9 +4,10 @@
  * (docs/socket-protocol.md).
  *
  * Two threads. The server thread owns every connection: one epoll loop over
- * the listening socket, the clients, and three event descriptors — "values
+ * the listening socket, the clients, three event descriptors — "values
  * changed" (from the watcher), "state saved" (from the saver in persist.c)
- * and a timer for rate-limited notifications and overdue acknowledgements.
+ * and a timer for rate-limited notifications and overdue acknowledgements —
+ * and the pipe on which pbus-hwd reports what the hardware applied.
  * The watcher thread sleeps in a pbus_watch (a futex, no polling) over the
  * parameters somebody subscribed to — only those, so that writers of the
  * others never pay for a wake-up — and marks what changed in a bitmap. The
@@ -282,7 +283,7 @@ static void handle_frame(struct server *s, struct client *c, const struct pbus_w
 		pbus_proto_str_encode(reply_buf(c), PBUS_WIRE_SCHEMA, h->id, s->schema_text, s->schema_length);
 		return;
 	case PBUS_WIRE_GET: return handle_get(s, c, h->id, body, n);
-	case PBUS_WIRE_SET: return handle_set(s, c, h->id, body, n);
+	case PBUS_WIRE_SET: return handle_set(s, c, h->id, h->flags, body, n);
 	case PBUS_WIRE_SUBSCRIBE: return handle_subscribe(s, c, h->id, body, n);
 	case PBUS_WIRE_UNSUBSCRIBE: return handle_unsubscribe(s, c, h->id, body, n);
 	case PBUS_WIRE_STATS_GET:
@@ -496,8 +497,8 @@ void service_clients(struct server *s)
 		if (!c->closing) {
 			if (!client_paused(c) && c->owes_by_ns && (!earliest || c->owes_by_ns < earliest))
 				earliest = c->owes_by_ns;
-			if (c->acks && (!earliest || c->acks->deadline_ns < earliest))
-				earliest = c->acks->deadline_ns;
+			if (c->acks && (!earliest || c->acks->wake_ns < earliest))
+				earliest = c->acks->wake_ns;
 			/* What the steps above queued (replies a save released,
 			 * a resumed client's replies) goes out before the
 			 * NOTIFYs are built: notify_client() builds none while
@@ -553,6 +554,8 @@ static void *server_main(void *arg)
 				drain_fd(p == &s->saved_fd ? s->saved_fd : s->timer_fd);
 			} else if (p == &s->stop_fd) {
 				atomic_store(&s->stopping, true);
+			} else if (p == &s->report_fd) {
+				read_hwd_reports(s);
 			} else {
 				struct client *c = p;
 
@@ -581,8 +584,16 @@ int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
 {
 	struct server *s = calloc(1, sizeof(*s));
 
-	if (!s)
+	if (!s) {
+		if (o->hardware && o->hwd_report_fd >= 0)
+			close(o->hwd_report_fd);
 		return -ENOMEM;
+	}
+	/* Ours from here on (closed by server_stop()). */
+	s->report_fd = o->hardware ? o->hwd_report_fd : -1;
+	atomic_init(&s->hardware, o->hardware && s->report_fd >= 0);
+	s->apply_timeout_ns = (int64_t)(o->apply_timeout_ms ? o->apply_timeout_ms : APPLY_TIMEOUT_MS_DEFAULT) *
+			      1000000;
 	s->table = owner;
 	s->schema = schema;
 	s->schema_text = schema_text;
@@ -615,8 +626,12 @@ int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
 	s->set_results = calloc(s->param_count + 1, sizeof(*s->set_results));
 	s->set_seqs = calloc(s->param_count + 1, sizeof(*s->set_seqs));
 	s->set_seen = calloc(s->words, sizeof(*s->set_seen));
+	s->applied_seq = calloc(s->param_count + 1, sizeof(*s->applied_seq));
+	s->failed_seq = calloc(s->param_count + 1, sizeof(*s->failed_seq));
+	s->output_bound = calloc(s->words, sizeof(*s->output_bound));
 	if (!s->changed || !s->changed_now || !s->own_version || !s->param_gid || !s->params ||
-	    !s->set_writes || !s->set_results || !s->set_seqs || !s->set_seen) {
+	    !s->set_writes || !s->set_results || !s->set_seqs || !s->set_seen || !s->applied_seq ||
+	    !s->failed_seq || !s->output_bound) {
 		log_msg(LOG_ERROR, "server: out of memory");
 		return -ENOMEM;
 	}
@@ -648,6 +663,8 @@ int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
 
 		pbus_table_param(owner, i, &s->params[i]);
 		s->param_gid[i] = g ? g->gr_gid : (gid_t)-1;
+		if (pbus_hwd_kind_is_output(pbus_schema_param_extra(schema, i, "hw")))
+			s->output_bound[i / 64] |= UINT64_C(1) << (i % 64);
 		if (group && !g)
 			log_msg(LOG_WARNING, "server: parameter '%s': group '%s' does not exist; only "
 				"pbusd's user and root may write it", schema->params[i].name, group);
@@ -659,7 +676,8 @@ int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
 	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (s->epoll_fd < 0 || s->changed_fd < 0 || s->saved_fd < 0 || s->stop_fd < 0 || s->timer_fd < 0 ||
 	    add_fd(s, s->changed_fd, &s->changed_fd) < 0 || add_fd(s, s->saved_fd, &s->saved_fd) < 0 ||
-	    add_fd(s, s->stop_fd, &s->stop_fd) < 0 || add_fd(s, s->timer_fd, &s->timer_fd) < 0) {
+	    add_fd(s, s->stop_fd, &s->stop_fd) < 0 || add_fd(s, s->timer_fd, &s->timer_fd) < 0 ||
+	    (s->report_fd >= 0 && add_fd(s, s->report_fd, &s->report_fd) < 0)) {
 		int r = -errno;
 
 		log_msg(LOG_ERROR, "server: cannot make its event descriptors: %s", strerror(-r));
@@ -709,6 +727,12 @@ int server_saved_fd(const struct server *s)
 	return s ? s->saved_fd : -1;
 }
 
+void server_hardware_gone(struct server *s)
+{
+	if (s && atomic_exchange(&s->hardware, false))
+		log_msg(LOG_INFO, "server: SETs with the APPLIED flag no longer wait for the hardware");
+}
+
 void server_stop(struct server *s)
 {
 	if (!s)
@@ -732,7 +756,7 @@ void server_stop(struct server *s)
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	{
-		int fds[] = {s->epoll_fd, s->changed_fd, s->saved_fd, s->timer_fd, s->stop_fd};
+		int fds[] = {s->epoll_fd, s->changed_fd, s->saved_fd, s->timer_fd, s->stop_fd, s->report_fd};
 
 		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)
@@ -751,6 +775,9 @@ void server_stop(struct server *s)
 	free(s->set_results);
 	free(s->set_seqs);
 	free(s->set_seen);
+	free(s->applied_seq);
+	free(s->failed_seq);
+	free(s->output_bound);
 	free(s->shares);
 	free(s);
 }

@@ -387,8 +387,15 @@ void binding_failed(struct binding *b, int error, const char *what)
 	b->last_error = error;
 	/* Keep the value, mark it invalid (again, if a client wrote it since). */
 	r = pbus_param_read(b->param, value, sizeof(value), &sample);
-	if (r >= 0 && r != PBUS_STATUS_INVALID)
-		binding_publish(b, value, sample.length, PBUS_STATUS_INVALID, 0);
+	if (r >= 0 && r != PBUS_STATUS_INVALID &&
+	    binding_publish(b, value, sample.length, PBUS_STATUS_INVALID, 0) == 0) {
+		/* The same value, a new status: an output's rewrite is as
+		 * applied, or as failed, as the version it copies. */
+		if (b->applied_seq && sample.seq == b->applied_seq)
+			b->applied_seq = b->own_seq;
+		if (sample.seq == b->tried_seq)
+			b->tried_seq = b->own_seq;
+	}
 }
 
 void binding_recovered(struct binding *b)

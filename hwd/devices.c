@@ -142,12 +142,18 @@ static uint64_t pwm_duty(const struct binding *b, double value)
 static void output_in_effect(struct binding *b, const struct pbus_sample *sample, int status)
 {
 	unsigned char value[8];
+	struct pbus_sample now;
 
+	b->applied_seq = sample->seq;
 	binding_recovered(b);
 	if (status != PBUS_STATUS_INVALID)
 		return;
-	if (pbus_param_read(b->param, value, sizeof(value), NULL) >= 0)
-		binding_publish(b, value, sample->length, PBUS_STATUS_OK, 0);
+	/* The value as it is now: a client may have written since @sample,
+	 * and its value must not be overwritten. Only if it is still the
+	 * value applied does the status-only rewrite stay applied. */
+	if (pbus_param_read(b->param, value, sizeof(value), &now) >= 0 &&
+	    binding_publish(b, value, now.length, PBUS_STATUS_OK, 0) == 0 && now.seq == b->applied_seq)
+		b->applied_seq = b->own_seq;
 }
 
 static int publish_level(struct binding *b, int level, uint64_t timestamp_ns)
@@ -187,6 +193,8 @@ static int open_gpio(struct binding *b)
 	if (r == 0 && b->kind == BINDING_GPIO_OUTPUT) {
 		status = param_bool(b, &value, &sample);
 		b->settings.output_value = value;
+		if (status >= 0)
+			b->tried_seq = sample.seq;
 	}
 	if (r == 0 && status >= 0)
 		r = pbus_gpio_request_lines(chip, &config, &b->gpio_offset, &b->settings, 1, &b->request);
@@ -249,6 +257,7 @@ static int open_pwm(struct binding *b)
 	status = param_get_number(b, &value, &sample);
 	if (status < 0)
 		return status;
+	b->tried_seq = sample.seq;
 	state.duty_cycle_ns = pwm_duty(b, value);
 	r = pbus_pwm_open(chip, b->channel, 0, 0, &b->pwm);
 	if (r < 0)
@@ -367,11 +376,14 @@ int binding_apply_output(struct binding *b)
 	double value;
 	int status, r;
 
+	/* What failed, if the device cannot even be opened: the version now. */
+	b->tried_seq = pbus_param_seq(b->param);
 	if (!b->request && !b->pwm)
 		return binding_open(b);
 	status = param_get_number(b, &value, &sample);
 	if (status < 0)
 		return status;
+	b->tried_seq = sample.seq;
 	if (b->kind == BINDING_GPIO_OUTPUT)
 		r = pbus_gpio_request_set_value(b->request, b->gpio_offset, value != 0);
 	else

@@ -3,10 +3,15 @@
  * main.c: pbus-hwd, the runner of an instance's hardware bindings. The main
  * thread is the input thread (an epoll loop over GPIO edge descriptors, one
  * timer per polled I2C register, a one-second maintenance timer and the
- * signals); output_thread() applies changes of output parameters.
+ * signals); output_thread() applies changes of output parameters and, with
+ * --report-fd, tells pbusd which version of each it applied (or failed to:
+ * common/hwd-report.h), so that pbusd can acknowledge a SET once the
+ * hardware has it (docs/socket-protocol.md §3.3, "Applied").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -19,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/hwd-report.h"
 #include "../common/log.h"
 #include "../lib/clock-internal.h" /* pbus_monotonic_ns() */
 #include "pbus-hwd.h"
@@ -39,6 +45,12 @@ static const char usage[] =
 	"  -i, --instance NAME    the instance (required)\n"
 	"      --check            check the bindings against the instance, list them\n"
 	"                         and exit without touching any device\n"
+	"      --report-fd FD     after each application of an output binding (and\n"
+	"                         its failures), write a 16-byte record (parameter,\n"
+	"                         version, result) to FD, a pipe to pbusd, which\n"
+	"                         acknowledges SETs with the APPLIED flag once the\n"
+	"                         hardware has their values (docs/hardware-guide.md);\n"
+	"                         pbusd passes it; never blocks on a full pipe\n"
 	"  -l, --log-level LEVEL  error, warning, info (default) or debug\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -47,6 +59,8 @@ static const char usage[] =
 	"the instance went away (pbusd stopped).\n";
 
 #define MAINTENANCE_NS 1000000000LL
+/* A report that found the pipe full is tried again this soon. */
+#define REPORT_RETRY_NS 10000000LL
 
 static atomic_bool stopping;
 
@@ -62,11 +76,66 @@ struct hwd {
 	int epoll_fd, signal_fd, maintenance_fd;
 	struct source *sources; /* one per binding, for epoll's data pointer */
 	int exit_status;
+	int report_fd; /* --report-fd, or -1; the output thread's */
 };
 
 static bool is_output(const struct binding *b)
 {
 	return b->kind == BINDING_GPIO_OUTPUT || b->kind == BINDING_PWM_DUTY;
+}
+
+/* --- reports to pbusd (the output thread's) --------------------------------- */
+
+/* What pbusd is to be told of output @b after an application that
+ * returned @r: the version now in effect, or the one that failed. */
+static void report_outcome(struct binding *b, int r)
+{
+	b->report_seq = r < 0 ? b->tried_seq : b->applied_seq;
+	b->report_result = r < 0 ? r : 0;
+}
+
+/*
+ * Write every output's report that differs from what pbusd was last told,
+ * one record per write() (atomic: a record is far below PIPE_BUF). The
+ * pipe is non-blocking: when it is full (pbusd is busy), the rest wait in
+ * the bindings — only the latest outcome per parameter, so nothing grows —
+ * and the caller tries again soon. Returns false if some still wait.
+ */
+static bool send_reports(struct hwd *h)
+{
+	unsigned char record[PBUS_HWD_REPORT_SIZE];
+
+	for (uint32_t i = 0; i < h->count && h->report_fd >= 0; i++) {
+		struct binding *b = &h->bindings[i];
+		ssize_t n;
+
+		if (!is_output(b) || !b->report_seq ||
+		    (b->report_seq == b->sent_seq && b->report_result == b->sent_result))
+			continue;
+		pbus_hwd_report_encode(&(struct pbus_hwd_report){.index = b->info.index,
+								  .result = b->report_result,
+								  .seq = b->report_seq},
+				       record);
+		do
+			n = write(h->report_fd, record, sizeof(record));
+		while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(record)) {
+			b->sent_seq = b->report_seq;
+			b->sent_result = b->report_result;
+			log_msg(LOG_DEBUG, "%s: reported version %llu %s", b->info.name,
+				(unsigned long long)b->sent_seq, b->sent_result ? "failed" : "applied");
+			continue;
+		}
+		if (n < 0 && errno == EAGAIN)
+			return false;
+		/* pbusd closed its end (or the descriptor is not a pipe): the
+		 * bindings go on, unreported. */
+		log_msg(LOG_WARNING, "--report-fd %d: %s; no longer reporting applied values",
+			h->report_fd, n < 0 ? strerror(errno) : "short write");
+		close(h->report_fd);
+		h->report_fd = -1;
+	}
+	return true;
 }
 
 /* --- the output thread ------------------------------------------------------ */
@@ -84,11 +153,16 @@ static void output_check_all(struct hwd *h)
 
 		if (!is_output(b))
 			continue;
-		/* A lost device is reopened (which applies the value); a
-		 * working one answers one cheap ioctl. */
-		r = b->lost || (!b->request && !b->pwm) ? binding_apply_output(b) : binding_check(b);
-		if (r < 0)
+		/* A lost device is reopened (which applies the value, also at
+		 * start: reported); a working one answers one cheap ioctl. */
+		if (b->lost || (!b->request && !b->pwm)) {
+			r = binding_apply_output(b);
+			if (r < 0)
+				binding_failed(b, r, "device");
+			report_outcome(b, r);
+		} else if ((r = binding_check(b)) < 0) {
 			binding_failed(b, r, "device");
+		}
 	}
 }
 
@@ -100,6 +174,7 @@ static void *output_thread(void *arg)
 	uint32_t *indexes, n = 0, index;
 	sigset_t wake;
 	int64_t next_check;
+	bool reports_wait;
 	int r;
 
 	/* SIGUSR1 (from main at shutdown) interrupts the wait below. */
@@ -122,26 +197,39 @@ static void *output_thread(void *arg)
 		return NULL;
 	}
 	output_check_all(h);
+	reports_wait = !send_reports(h);
 	next_check = pbus_monotonic_ns() + MAINTENANCE_NS;
 	while (!atomic_load(&stopping)) {
-		int64_t now;
+		int64_t now = pbus_monotonic_ns(), timeout = next_check - now;
 
-		r = pbus_watch_wait(watch, next_check - pbus_monotonic_ns());
+		if (reports_wait && timeout > REPORT_RETRY_NS)
+			timeout = REPORT_RETRY_NS;
+		r = pbus_watch_wait(watch, timeout);
 		if (r == -ESTALE)
 			break; /* the main thread's maintenance notices and exits */
 		while (r > 0 && pbus_watch_next(watch, &index) == 1) {
 			for (uint32_t i = 0; i < h->count; i++) {
 				struct binding *b = &h->bindings[i];
+				uint64_t seq;
 
-				/* Our own status writes come back here too. */
-				if (!is_output(b) || b->info.index != index ||
-				    pbus_param_seq(b->param) == b->own_seq)
+				if (!is_output(b) || b->info.index != index)
+					continue;
+				/* Our own status writes come back here too:
+				 * a version whose value the device has
+				 * already is not applied again, nor one
+				 * that just failed on a lost device (it is
+				 * retried every second). Not own_seq: a
+				 * status rewrite may carry a client's value
+				 * written meanwhile. */
+				seq = pbus_param_seq(b->param);
+				if (seq == b->applied_seq || (b->lost && seq == b->tried_seq))
 					continue;
 				/* A lost device is tried again at once: it
 				 * may be back, else the status turns invalid. */
 				r = binding_apply_output(b);
 				if (r < 0)
 					binding_failed(b, r, "device");
+				report_outcome(b, r);
 				r = 1;
 			}
 		}
@@ -150,6 +238,7 @@ static void *output_thread(void *arg)
 			output_check_all(h);
 			next_check = now + MAINTENANCE_NS;
 		}
+		reports_wait = !send_reports(h);
 	}
 	pbus_watch_free(watch);
 	return NULL;
@@ -356,18 +445,46 @@ static void print_binding(const struct binding *b)
 	putchar('\n');
 }
 
+/* --report-fd FD: an open descriptor we may write, made non-blocking (a
+ * full pipe must never stop the output thread) and close-on-exec. -1 with
+ * the usage error printed otherwise. */
+static int report_fd_option(const char *text)
+{
+	char *end;
+	long fd;
+	int flags;
+
+	errno = 0;
+	fd = strtol(text, &end, 10);
+	if (!*text || *end || errno || fd < 0 || fd > INT_MAX) {
+		fprintf(stderr, "pbus-hwd: --report-fd '%s' is not a file descriptor\n"
+			"Try 'pbus-hwd --help'.\n", text);
+		return -1;
+	}
+	flags = fcntl((int)fd, F_GETFL);
+	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY ||
+	    fcntl((int)fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		fprintf(stderr, "pbus-hwd: --report-fd %ld: %s\n", fd,
+			flags < 0 ? strerror(errno) : "not open for writing");
+		return -1;
+	}
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	return (int)fd;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"schema", required_argument, NULL, 's'},
 		{"instance", required_argument, NULL, 'i'},
 		{"check", no_argument, NULL, 'c'},
+		{"report-fd", required_argument, NULL, 'r'},
 		{"log-level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *schema_path = NULL, *instance = NULL;
-	struct hwd h = {.epoll_fd = -1, .signal_fd = -1, .maintenance_fd = -1};
+	struct hwd h = {.epoll_fd = -1, .signal_fd = -1, .maintenance_fd = -1, .report_fd = -1};
 	struct pbus_schema *schema = NULL;
 	enum log_level level;
 	bool check = false;
@@ -381,6 +498,11 @@ int main(int argc, char **argv)
 		case 's': schema_path = optarg; break;
 		case 'i': instance = optarg; break;
 		case 'c': check = true; break;
+		case 'r':
+			h.report_fd = report_fd_option(optarg);
+			if (h.report_fd < 0)
+				return 2;
+			break;
 		case 'l':
 			if (log_parse_level(optarg, &level) < 0) {
 				fprintf(stderr, "pbus-hwd: --log-level '%s': use error, warning, info or debug\n",
@@ -448,6 +570,8 @@ int main(int argc, char **argv)
 	}
 	status = run(&h);
 out:
+	if (h.report_fd >= 0)
+		close(h.report_fd);
 	bindings_free(h.bindings, h.count);
 	free(h.sources);
 	pbus_table_close(h.table);

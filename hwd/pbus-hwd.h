@@ -15,7 +15,8 @@
  * Threads: the input thread (main.c, the main thread) owns every input
  * binding (gpio-input, i2c-register) and runs one epoll loop over their
  * descriptors and timers; the output thread owns every output binding
- * (gpio-output, pwm-duty) and sleeps in a pbus_watch on their parameters.
+ * (gpio-output, pwm-duty), sleeps in a pbus_watch on their parameters and
+ * reports each application to pbusd (--report-fd, common/hwd-report.h).
  * A binding is touched by its owning thread only; the table is thread-safe.
  */
 #ifndef PBUS_HWD_H
@@ -43,6 +44,16 @@ struct binding {
 	bool lost;          /* the device is missing or failing: status invalid */
 	int last_error;     /* -errno of the last failure, for the log */
 	uint64_t own_seq;   /* version of this program's last write of the parameter */
+
+	/* Outputs: the version whose value the device has (0: none yet; a
+	 * status-only rewrite of that value by this program moves it along),
+	 * and the version the last application read (applied or not). */
+	uint64_t applied_seq, tried_seq;
+	/* Outputs: what pbusd was last told (main.c, --report-fd) and what it
+	 * should be told; they differ while a report waits for room in the
+	 * pipe (only the latest outcome is kept). */
+	uint64_t sent_seq, report_seq;
+	int32_t sent_result, report_result;
 
 	/* gpio-output, gpio-input */
 	const char *line_name;          /* or NULL: line_offset from the schema */
@@ -79,7 +90,9 @@ void bindings_free(struct binding *bindings, uint32_t count);
 const char *binding_kind_name(enum binding_kind kind);
 
 /* Open the binding's device (a no-op if open); close it again. Open applies
- * an output's current parameter value. 0 or -errno. */
+ * an output's current parameter value. 0 or -errno. An output's
+ * application (here or by binding_apply_output()) sets tried_seq to the
+ * version it read and, if it worked, applied_seq to it too. */
 int binding_open(struct binding *b);
 void binding_close(struct binding *b);
 

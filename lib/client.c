@@ -192,11 +192,18 @@ static int fail_writes(struct pbus_write *writes, size_t count, int r)
 
 int pbus_client_set(struct pbus_client *client, struct pbus_write *writes, size_t count)
 {
+	return pbus_client_set_flags(client, writes, count, 0);
+}
+
+int pbus_client_set_flags(struct pbus_client *client, struct pbus_write *writes, size_t count,
+			  unsigned flags)
+{
 	struct pbus_client *c = client;
 	struct pbus_proto_set_reply m;
 	int r;
 
-	if (!c || !writes || count == 0 || count > c->schema->param_count)
+	if (!c || !writes || count == 0 || count > c->schema->param_count ||
+	    (flags & ~(unsigned)PBUS_CLIENT_SET_APPLIED))
 		return -EINVAL;
 	for (size_t i = 0; i < count; i++) {
 		if (!writes[i].value && writes[i].length)
@@ -204,7 +211,9 @@ int pbus_client_set(struct pbus_client *client, struct pbus_write *writes, size_
 		if (writes[i].length > UINT32_MAX)
 			return -EMSGSIZE;
 	}
-	r = pbus_proto_set_encode(pbus_client_request_buf(c), 0, writes, count);
+	/* The API's flag is the wire's (§2): the same bit. */
+	r = pbus_proto_set_encode(pbus_client_request_buf(c), 0,
+				  flags & PBUS_CLIENT_SET_APPLIED ? PBUS_WIRE_FLAG_APPLIED : 0, writes, count);
 	if (r == 0)
 		r = pbus_client_transact(c, 0, true);
 	if (r < 0)

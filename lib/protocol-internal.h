@@ -160,9 +160,10 @@ static inline void pbus_proto_values_next(const unsigned char **cursor, const un
 
 /* --- SET and SET_REPLY (§3.3) -------------------------------------------------- */
 
-/* Encodes .index, .length and .value of each write. */
-int pbus_proto_set_encode(struct pbus_wire_buf *b, uint32_t id, const struct pbus_write *writes,
-			  size_t count);
+/* Encodes .index, .length and .value of each write; @flags: 0 or
+ * PBUS_WIRE_FLAG_APPLIED (the header's; §3.3 "Applied"). */
+int pbus_proto_set_encode(struct pbus_wire_buf *b, uint32_t id, unsigned flags,
+			  const struct pbus_write *writes, size_t count);
 /* Fills writes[0 .. *ret_count) (.index, .length, .value pointing into the
  * body; .status ok, the rest 0); @writes has room for @param_count.
  * Malformed: no count, a count of 0 or above @param_count, writes that do

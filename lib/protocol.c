@@ -314,9 +314,13 @@ int pbus_proto_values_decode(unsigned type, const void *body, size_t n, uint32_t
 
 /* --- SET and SET_REPLY --------------------------------------------------------------- */
 
-int pbus_proto_set_encode(struct pbus_wire_buf *b, uint32_t id, const struct pbus_write *writes, size_t count)
+int pbus_proto_set_encode(struct pbus_wire_buf *b, uint32_t id, unsigned flags,
+			  const struct pbus_write *writes, size_t count)
 {
 	size_t start = pbus_wire_begin(b, PBUS_WIRE_SET, id);
+
+	if (!b->failed)
+		pbus_le_store(b->data + start + 6, flags & PBUS_WIRE_FLAG_APPLIED, 2);
 
 	pbus_wire_u32(b, (uint32_t)count);
 	for (size_t k = 0; k < count; k++) {
@@ -726,10 +730,13 @@ int pbus_frame_in_next(struct pbus_frame_in *in, uint32_t max_frame, struct pbus
 	if (r < 0) {
 		if (h->length < PBUS_WIRE_HEADER_SIZE)
 			why_(why, "frame length %u below 12", h->length);
-		else if (h->flags)
-			why_(why, "frame flags 0x%04x are not 0", (unsigned)h->flags);
-		else
+		else if (h->type < 1 || h->type > PBUS_WIRE_TYPE_MAX)
 			why_(why, "unknown message type %u", (unsigned)h->type);
+		else if (pbus_wire_flags_allowed(h->type))
+			why_(why, "frame flags 0x%04x of %s: only 0x%04x is defined", (unsigned)h->flags,
+			     pbus_wire_type_name(h->type), pbus_wire_flags_allowed(h->type));
+		else
+			why_(why, "frame flags 0x%04x are not 0", (unsigned)h->flags);
 		return r;
 	}
 	if (r == 0 || avail < h->length)

@@ -100,11 +100,21 @@ struct pbus_wire_header {
 	uint32_t id;
 };
 
+/* Frame flags (docs/socket-protocol.md §2). Only SET has one:
+ * APPLIED, "reply once the hardware applied the values" (§3.3). */
+#define PBUS_WIRE_FLAG_APPLIED 0x0001u
+
+/* The flags a frame of @type may carry. */
+static inline unsigned pbus_wire_flags_allowed(unsigned type)
+{
+	return type == PBUS_WIRE_SET ? PBUS_WIRE_FLAG_APPLIED : 0;
+}
+
 /*
  * Look at the first @avail bytes of a stream: 0 if a whole header is not
  * there yet, 1 with *h filled if it is and it is acceptable (length within
- * 12 … @max_frame, flags 0, a known type), or -EMSGSIZE / -EPROTO with
- * *h filled as far as it could be read.
+ * 12 … @max_frame, a known type, no flags but pbus_wire_flags_allowed()'s),
+ * or -EMSGSIZE / -EPROTO with *h filled as far as it could be read.
  */
 int pbus_wire_header_parse(const void *data, size_t avail, uint32_t max_frame,
 			   struct pbus_wire_header *h);

@@ -38,8 +38,8 @@ int pbus_wire_header_parse(const void *data, size_t avail, uint32_t max_frame,
 	h->id = pbus_le_load32(p + 8);
 	if (h->length > max_frame)
 		return -EMSGSIZE;
-	if (h->length < PBUS_WIRE_HEADER_SIZE || h->flags != 0 || h->type < 1 ||
-	    h->type > PBUS_WIRE_TYPE_MAX)
+	if (h->length < PBUS_WIRE_HEADER_SIZE || h->type < 1 || h->type > PBUS_WIRE_TYPE_MAX ||
+	    (h->flags & ~pbus_wire_flags_allowed(h->type)))
 		return -EPROTO;
 	return 1;
 }

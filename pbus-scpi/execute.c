@@ -570,7 +570,10 @@ static int batch_flush(struct scpi_server *server, struct scpi_session *session)
 {
 	if (!server->write_count)
 		return 0;
-	int rc = pbus_client_set(server->client, server->writes, server->write_count);
+	/* Acknowledged once the hardware bindings applied it: a setting's
+	 * completion (*OPC, *WAI) is the hardware's. */
+	int rc = pbus_client_set_flags(server->client, server->writes, server->write_count,
+				       PBUS_CLIENT_SET_APPLIED);
 	int code = 0;
 	if (rc < 0) {
 		uint32_t index = UINT32_MAX;

@@ -9,7 +9,8 @@
  *
  * By default the batch goes to pbusd over its socket (pbus_client_set()):
  * pbusd decides who may write what from the caller's credentials, and
- * answers only once persistent values are on disk. `set --direct` writes
+ * answers only once persistent values are on disk (and, with --applied,
+ * once the hardware bindings applied the values). `set --direct` writes
  * the segment itself with pbus_table_write_many(), as before the server
  * existed: the table opened with PBUS_OPEN_WRITE, never as provider, so
  * read-only parameters stay the instrument's either way. Both go through
@@ -251,6 +252,28 @@ static int prepare(const struct tool_source *source, struct assignment *a)
 	return r < 0 ? refuse(source, a, r) : TOOL_EXIT_OK;
 }
 
+/* --applied: a write that pbusd took but the hardware did not apply
+ * (@r -EIO: it failed; -ETIMEDOUT: no word in time), its .seq non-zero.
+ * Says so for each; false if there is none (@r means something else). */
+static bool report_not_applied(const struct assignment *as, const struct pbus_write *writes, int count,
+			       int r)
+{
+	bool any = false;
+
+	for (int i = 0; i < count; i++) {
+		if (writes[i].result != r || !writes[i].seq)
+			continue;
+		any = true;
+		if (r == -EIO)
+			tool_error("set %s: written, but the hardware failed to apply it (pbus-hwd: the "
+				   "device is missing or failing; see pbusd's log)", as[i].name);
+		else
+			tool_error("set %s: written, but the hardware did not apply it in time (is "
+				   "pbus-hwd running? pbusd --apply-timeout)", as[i].name);
+	}
+	return any;
+}
+
 /* The batch was refused (@r) and nothing was written: say which write and
  * why. */
 static int report_refusal(const struct tool_source *source, const struct assignment *as,
@@ -258,6 +281,9 @@ static int report_refusal(const struct tool_source *source, const struct assignm
 			  const struct tool_context *context)
 {
 	int which = -1;
+
+	if ((r == -EIO || r == -ETIMEDOUT) && report_not_applied(as, writes, count, r))
+		return TOOL_EXIT_FAILURE;
 
 	/* The write the refusal names, else the first that went out. */
 	for (int i = 0; i < count && which < 0; i++)
@@ -336,7 +362,7 @@ static int wait_until_saved(const struct tool_source *source, const struct assig
  * for writing, never as provider.
  */
 static int set_all(struct tool_context *context, struct assignment *as, int count, bool direct,
-		   bool wait)
+		   bool wait, bool applied)
 {
 	struct tool_source *source = NULL;
 	struct pbus_write *writes = NULL;
@@ -372,7 +398,7 @@ static int set_all(struct tool_context *context, struct assignment *as, int coun
 			writes[i].value = as[i].buf;
 			writes[i].length = as[i].length;
 		}
-		r = tool_source_write(source, writes, (size_t)count);
+		r = tool_source_write(source, writes, (size_t)count, applied ? PBUS_CLIENT_SET_APPLIED : 0);
 		if (r < 0)
 			status = report_refusal(source, as, writes, count, r, context);
 		else if (direct && wait)
@@ -389,21 +415,27 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 		TOOL_COMMON_LONG_OPTIONS,
 		{"wait-saved", no_argument, NULL, 'w'},
 		{"direct", no_argument, NULL, 'D'},
+		{"applied", no_argument, NULL, 'a'},
 		{NULL, 0, NULL, 0},
 	};
 	struct assignment *as;
-	bool wait_saved = false, direct = false;
+	bool wait_saved = false, direct = false, applied = false;
 	int option, status, count;
 
 	while ((option = tool_next_option(context, &tool_command_set, argc, argv,
-					  ":" TOOL_COMMON_SHORT_OPTIONS "w", options, &status))) {
+					  ":" TOOL_COMMON_SHORT_OPTIONS "wa", options, &status))) {
 		if (option == 'w')
 			wait_saved = true;
 		else if (option == 'D')
 			direct = true;
+		else if (option == 'a')
+			applied = true;
 	}
 	if (status >= 0)
 		return status;
+	if (direct && applied)
+		return tool_usage_error(&tool_command_set, "--applied asks pbusd to wait for the hardware; "
+					"--direct does not go through pbusd");
 	count = argc - optind;
 	if (count == 0)
 		return tool_usage_error(&tool_command_set, "no NAME=VALUE given");
@@ -426,7 +458,7 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 		as[i].text = eq + 1;
 	}
 	if (status == TOOL_EXIT_OK)
-		status = set_all(context, as, count, direct, wait_saved);
+		status = set_all(context, as, count, direct, wait_saved, applied);
 	for (int i = 0; i < count; i++)
 		free(as[i].buf);
 	free(as);
@@ -436,7 +468,7 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 const struct tool_command tool_command_set = {
 	.name = "set",
 	.summary = "write parameters (all or nothing)",
-	.help = "Usage: pbus [-i NAME] set [--direct [--wait-saved]] NAME=VALUE...\n"
+	.help = "Usage: pbus [-i NAME] set [--applied | --direct [--wait-saved]] NAME=VALUE...\n"
 		"\n"
 		"Write parameters. Every value is checked (name, access, type, limits,\n"
 		"length, enumerator) before anything is written; if one is refused,\n"
@@ -454,6 +486,12 @@ const struct tool_command tool_command_set = {
 		"empty array).\n"
 		"\n"
 		"Options:\n"
+		"  -a, --applied        answer only once the hardware has the values: pbusd\n"
+		"                       waits until pbus-hwd applied each parameter with an\n"
+		"                       output binding (gpio-output, pwm-duty) to its device,\n"
+		"                       and fails if it could not (or not within pbusd's\n"
+		"                       --apply-timeout, 1 s by default); the values are\n"
+		"                       written either way\n"
 		"      --direct         write the shared-memory segment directly instead\n"
 		"                       of asking pbusd (needs write access to it; for a\n"
 		"                       pbusd without socket)\n"
@@ -463,7 +501,8 @@ const struct tool_command tool_command_set = {
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
 		"  -h, --help           show this help\n"
 		"\n"
-		"Exit status: 0 written, 1 refused (nothing written), 2 usage error,\n"
-		"3 instance not found or pbusd not running.\n",
+		"Exit status: 0 written, 1 refused (nothing written) or, with --applied,\n"
+		"written but not applied by the hardware, 2 usage error, 3 instance not\n"
+		"found or pbusd not running.\n",
 	.run = run_set,
 };

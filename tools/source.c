@@ -165,14 +165,15 @@ int tool_source_read(const struct tool_source *source, uint32_t index,
 	return ret_value->status = (int)c->status;
 }
 
-int tool_source_write(struct tool_source *source, struct pbus_write *writes, size_t count)
+int tool_source_write(struct tool_source *source, struct pbus_write *writes, size_t count,
+		      unsigned client_flags)
 {
 	struct pbus_write *sent;
 	size_t *from, n = 0;
 	int r;
 
 	if (!source->client)
-		return pbus_table_write_many(source->table, writes, count);
+		return client_flags ? -EINVAL : pbus_table_write_many(source->table, writes, count);
 	/* The protocol refuses a parameter twice in one batch: the last value
 	 * of a parameter is the one that stays, so only it is sent. */
 	sent = calloc(count ? count : 1, sizeof(*sent));
@@ -197,7 +198,7 @@ int tool_source_write(struct tool_source *source, struct pbus_write *writes, siz
 		sent[n].length = writes[i].length;
 		n++;
 	}
-	r = pbus_client_set(source->client, sent, n);
+	r = pbus_client_set_flags(source->client, sent, n, client_flags);
 	for (size_t k = 0; k < n; k++) {
 		writes[from[k]].result = sent[k].result;
 		writes[from[k]].seq = sent[k].seq;

@@ -73,13 +73,15 @@ int tool_source_read(const struct tool_source *source, uint32_t index,
 /*
  * Write @count values (.index, .value, .length; status ok, now) all or
  * nothing: pbus_table_write_many() or one SET to pbusd
- * (pbus_client_set()), which takes a parameter once per batch, so there
- * only the last write of each parameter is sent (the others' .result is
+ * (pbus_client_set_flags() with @client_flags, which must be 0 for the
+ * table), which takes a parameter once per batch, so there only the last
+ * write of each parameter is sent (the others' .result is
  * TOOL_WRITE_SUPERSEDED). Returns 0 or the first refusal's -errno; each
  * write's .result is 0, its refusal or TOOL_WRITE_SUPERSEDED, and .seq
  * the version it made. Prints nothing.
  */
-int tool_source_write(struct tool_source *source, struct pbus_write *writes, size_t count);
+int tool_source_write(struct tool_source *source, struct pbus_write *writes, size_t count,
+		      unsigned client_flags);
 
 /* --- Watching ----------------------------------------------------------- */
 

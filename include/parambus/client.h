@@ -146,6 +146,33 @@ PBUS_API int pbus_client_get(struct pbus_client *client, const uint32_t *indexes
  */
 PBUS_API int pbus_client_set(struct pbus_client *client, struct pbus_write *writes, size_t count);
 
+/* Flags of pbus_client_set_flags(). */
+enum pbus_client_set_flag {
+	/*
+	 * Return once the hardware has the values: each written parameter
+	 * that has an output binding (hw=gpio-output, pwm-duty) run by
+	 * pbus-hwd is applied to its device, at this version or a later one
+	 * (docs/socket-protocol.md §3.3, "Applied"). Parameters without one,
+	 * and every parameter while pbusd runs no pbus-hwd (--no-hardware, or
+	 * given up), do not wait.
+	 */
+	PBUS_CLIENT_SET_APPLIED = 1u << 0,
+};
+
+/*
+ * pbus_client_set() with @flags (a bitwise OR of enum pbus_client_set_flag;
+ * 0 is pbus_client_set()). With PBUS_CLIENT_SET_APPLIED two more results
+ * come after the values were written, every .seq non-zero: -EIO (pbus-hwd
+ * failed to apply a write: the device is missing or failing; that write's
+ * .result is -EIO) and -ETIMEDOUT (no word from pbus-hwd within pbusd's
+ * --apply-timeout, 1 s by default; that write's .result is -ETIMEDOUT).
+ * The values stay in the table either way. A -ETIMEDOUT with every .seq 0
+ * is the client's own timeout (no reply), as for pbus_client_set().
+ * -EINVAL for an unknown flag.
+ */
+PBUS_API int pbus_client_set_flags(struct pbus_client *client, struct pbus_write *writes, size_t count,
+				   unsigned flags);
+
 /*
  * Parse @text as a value of parameter @index (as pbus_param_parse() does for
  * a table) into @buf; *ret_length gets its length. -EINVAL, -ERANGE,

@@ -669,6 +669,22 @@ static void test_set(void)
 		CHECK_EQ(pbus_client_set(c, &w[1], 1), -EMSGSIZE);
 		CHECK_EQ(pbus_client_set(c, w, 0), -EINVAL);
 		CHECK(get_text(c, "trim", text, sizeof(text)) == 0 && !strcmp(text, "3"));
+
+		/* With the APPLIED flag: this schema binds no hardware, so it
+		 * is a plain SET (the flag goes over the wire: a pbusd that did
+		 * not know it would close the connection). An unknown flag
+		 * is refused here, nothing sent. */
+		CHECK(pbus_client_parse(c, trim, "5", b0, sizeof(b0), &l0) == 0);
+		w[0].result = 99;
+		r = pbus_client_set_flags(c, w, 1, PBUS_CLIENT_SET_APPLIED);
+		CHECK_MSG(r == 0, "set with APPLIED: %s", pbus_strerror(r));
+		CHECK(w[0].result == 0 && w[0].seq > 0);
+		CHECK(get_text(c, "trim", text, sizeof(text)) == 0 && !strcmp(text, "5"));
+		CHECK_EQ(pbus_client_set_flags(c, w, 1, 2u), -EINVAL);
+		CHECK_EQ(pbus_client_set_flags(c, w, 1, ~0u), -EINVAL);
+		CHECK_EQ(pbus_client_set_flags(NULL, w, 1, PBUS_CLIENT_SET_APPLIED), -EINVAL);
+		CHECK(pbus_client_connected(c));
+		CHECK(get_text(c, "trim", text, sizeof(text)) == 0 && !strcmp(text, "5"));
 		CHECK_EQ(set_text(c, "trim", "0"), 0);
 	}
 	pbus_client_close(c);

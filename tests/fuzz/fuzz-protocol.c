@@ -145,7 +145,7 @@ static void decode(const struct pbus_wire_header *h, const unsigned char *body)
 		return decode_values(h, body, n);
 	case PBUS_WIRE_SET:
 		if ((r = pbus_proto_set_decode(body, n, PARAM_COUNT, writes, &count, why)) == 0)
-			pbus_proto_set_encode(&out, h->id, writes, count);
+			pbus_proto_set_encode(&out, h->id, h->flags, writes, count);
 		break;
 	case PBUS_WIRE_SET_REPLY: {
 		struct pbus_proto_set_reply m;

@@ -239,6 +239,98 @@ def test_bad_binding_pbusd_carries_on(ctx):
     d.stop()
 
 
+def stopped(pid):
+    """Whether every thread of @pid is stopped (kill(SIGSTOP) returns before
+    they are)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+        states = []
+        for t in tids:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                st = f.read()
+            states.append(st[st.rindex(")") + 2])
+    except OSError:
+        return False
+    return bool(states) and all(s == "T" for s in states)
+
+
+def timed_set(ctx, instance, *args):
+    t0 = time.monotonic()
+    r = ctx.run("set", *args, instance=instance)
+    return r, time.monotonic() - t0
+
+
+def test_report_fd_option(ctx):
+    rc, out, err = run_hwd(ctx, "--help")
+    check("--report-fd FD" in out, "--help does not mention --report-fd")
+    for bad, why in (("x", "is not a file descriptor"), ("-1", "is not a file descriptor"),
+                     ("999", "Bad file descriptor")):
+        rc, out, err = run_hwd(ctx, "--report-fd", bad, "--schema", HW_SCHEMA, "--instance", "x")
+        check(rc == 2 and why in err and len(err.splitlines()) <= 2, f"--report-fd {bad}: {rc} {err!r}")
+    h = subprocess.run([ctx.build + "/daemon/pbusd", "--help"], stdout=subprocess.PIPE, text=True).stdout
+    check("--apply-timeout MS" in h, "pbusd --help does not mention --apply-timeout")
+    for bad in ("0", "600001", "x"):
+        p = subprocess.run([ctx.build + "/daemon/pbusd", "--schema", HW_SCHEMA, "--instance", "x",
+                            "--apply-timeout", bad], stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+        check(p.returncode == 2 and "--apply-timeout" in p.stderr, f"pbusd --apply-timeout {bad}: {p.returncode} {p.stderr!r}")
+
+
+def test_set_applied_missing_devices(ctx):
+    """pbus set --applied with pbus-hwd running and the devices missing:
+    each bound output is written but not applied (EIO from pbus-hwd's
+    report, long before --apply-timeout), one line per parameter, status 1;
+    unbound parameters and inputs do not wait."""
+    d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA, extra=["--apply-timeout", "5000"])
+    hwd = wait_until("pbus-hwd to start", lambda: children(d.pid))[0]
+    wait_until("the outputs to turn invalid",
+               lambda: all(statuses(ctx, d.instance)[n] == "invalid" for n in ("relay", "fan")))
+    r, took = timed_set(ctx, d.instance, "--applied", "relay=true", "fan=55", "plain=2")
+    check(r.rc == 1 and r.out == "" and took < 3.0, f"set --applied: {r!r} after {took:.2f} s")
+    lines = r.err.splitlines()
+    check(lines == [f"pbus: set {n}: written, but the hardware failed to apply it (pbus-hwd: the device is "
+                    "missing or failing; see pbusd's log)" for n in ("relay", "fan")], f"set --applied: {r.err!r}")
+    check(ctx.run("get", "relay", "fan", "plain", instance=d.instance).out == "true\n55\n2\n",
+          "the values were not written")
+    r, took = timed_set(ctx, d.instance, "-a", "plain=3")
+    check(r.rc == 0 and r.err == "" and took < 1.0, f"set -a of an unbound parameter: {r!r} after {took:.2f} s")
+    r = ctx.run("set", "--applied", "--direct", "plain=4", instance=d.instance)
+    check(r.rc == 2 and "--direct does not go through pbusd" in r.err, f"--applied --direct: {r!r}")
+    check(hwd in children(d.pid), "pbus-hwd was restarted")
+    d.stop()
+    # pbus-hwd stopped: no word within --apply-timeout.
+    d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA, extra=["--apply-timeout", "300"])
+    hwd = wait_until("the second pbus-hwd to start", lambda: children(d.pid))[0]
+    wait_until("its relay to turn invalid", lambda: statuses(ctx, d.instance)["relay"] == "invalid")
+    os.kill(hwd, signal.SIGSTOP)
+    try:
+        wait_until("pbus-hwd to stop", lambda: stopped(hwd))
+        r, took = timed_set(ctx, d.instance, "--applied", "relay=true", "plain=5")
+    finally:
+        os.kill(hwd, signal.SIGCONT)
+    check(r.rc == 1 and 0.29 < took < 2.0 and r.err == "pbus: set relay: written, but the hardware did "
+          "not apply it in time (is pbus-hwd running? pbusd --apply-timeout)\n",
+          f"set --applied, pbus-hwd stopped: {r!r} after {took:.2f} s")
+    check(ctx.run("get", "relay", "plain", instance=d.instance).out == "true\n5\n", "not written")
+    d.stop()
+
+
+def test_set_applied_without_hwd(ctx):
+    """No pbus-hwd, nothing waits: --no-hardware, and a pbus-hwd that
+    refused its bindings (given up)."""
+    d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA,
+                         extra=["--no-hardware", "--apply-timeout", "5000"])
+    r, took = timed_set(ctx, d.instance, "--applied", "relay=true", "fan=20")
+    check(r.rc == 0 and r.err == "" and took < 1.0, f"--no-hardware: {r!r} after {took:.2f} s")
+    d.stop()
+    path = write_schema(ctx, "bad-applied.pbs", replace=("hw-width=16", "hw-width=12"))
+    d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=path, extra=["--apply-timeout", "5000"])
+    wait_until("pbusd to give up on pbus-hwd",
+               lambda: "SETs with the APPLIED flag no longer wait for the hardware" in d.log())
+    r, took = timed_set(ctx, d.instance, "--applied", "relay=true")
+    check(r.rc == 0 and took < 1.0, f"pbus-hwd given up: {r!r} after {took:.2f} s")
+    d.stop()
+
+
 def test_sanitizer_reports(ctx):
     # Last: in a sanitizer build a report may come from pbus-hwd, whose
     # death pbusd covers up by restarting it: read every daemon's log.

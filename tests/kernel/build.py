@@ -213,8 +213,11 @@ def _compile_cmd(prog):
 def _headers_digest():
     """Every header a test can include, hashed once per run."""
     files = []
+    # Also the programs' own headers (bins such as pbusd are built from
+    # daemon/, hwd/, common/, ...): a header-only change must rebuild them.
     for pattern in ("include/**/*.h", "lib/**/*.h", "tests/kernel/suite/**/*.h",
-                    "tests/kernel/lib/*.h"):
+                    "tests/kernel/lib/*.h", "common/*.h", "daemon/*.h", "hwd/*.h",
+                    "pbus-scpi/*.h", "scpi/*.h", "tools/*.h"):
         files += glob.glob(os.path.join(REPO, pattern), recursive=True)
     return _sha(*[os.path.relpath(p, REPO) + _file_digest(p) for p in sorted(files)])
 

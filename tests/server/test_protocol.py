@@ -26,6 +26,7 @@ import math
 import os
 import random
 import select
+import signal
 import socket
 import stat
 import struct
@@ -651,6 +652,236 @@ def test_replies_in_order_behind_a_save(ctx):
         bad = [k for k in range(len(got)) if got[k] != expect[k]]
         check(not bad, f"burst: reply {bad[:1]} out of order: {got[bad[0]] if bad else ''}")
         check(ctx.value(c.get([idx])[0]) == 399, "ramp_ms after the burst")
+
+
+# --- SET with flag APPLIED (§2, §3.3 "Applied") --------------------------------
+
+# Output bindings on devices no test machine has (a gpio-output on a missing
+# chip, a persistent one, a pwm-duty on a missing chip) and a parameter
+# without a binding: pbus-hwd, when it runs, reports every application of
+# the outputs as failed. The VM test (tests/kernel/suite/test-applied.c)
+# has the devices.
+APPLIED_SCHEMA = """pbus-schema 1
+interface test.Applied 1.0
+param relay bool default=false hw=gpio-output hw-device=no-such-chip hw-line=RELAY hw-active-low=false hw-bias=as-is hw-drive=push-pull
+param saved bool default=false flags=persistent hw=gpio-output hw-device=no-such-chip hw-line=SAVED hw-active-low=false hw-bias=as-is hw-drive=push-pull
+param fan float min=0 max=100 default=30 hw=pwm-duty hw-device=pwmchip99 hw-channel=0 hw-period-ns=40000 hw-polarity=normal hw-scale=400 hw-offset=0
+param plain double default=1
+"""
+RELAY, SAVED, FAN, PLAIN = range(4)
+
+
+def applied_server(ctx, extra):
+    """A pbusd of APPLIED_SCHEMA with @extra options (its pbus-hwd, unless
+    --no-hardware) and its state folder."""
+    path = os.path.join(ctx.tmp, "applied.pbs")
+    with open(path, "w") as f:
+        f.write(APPLIED_SCHEMA)
+    state_dir = os.path.join(ctx.tmp, f"applied-state-{ctx.new_instance_name()}")
+    os.makedirs(state_dir)
+    d = Daemon(ctx, ctx.new_instance_name(), state_dir, path, ["--socket-dir", ctx.sock_dir] + list(extra))
+    d.sock_dir = ctx.sock_dir
+    d.start()
+    d.state_path = os.path.join(state_dir, d.instance + ".state")
+    return d
+
+
+def hwd_children(d):
+    """pbusd @d's running pbus-hwd children (pids)."""
+    try:
+        with open(f"/proc/{d.pid}/task/{d.pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return []
+    found = []
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        if st[st.index("(") + 1:st.rindex(")")] == "pbus-hwd" and st[st.rindex(")") + 2] not in "ZT":
+            found.append(k)
+    return found
+
+
+def stopped(pid):
+    """Whether every thread of @pid is stopped (kill(SIGSTOP) returns before
+    they are)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+        states = []
+        for t in tids:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                st = f.read()
+            states.append(st[st.rindex(")") + 2])
+    except OSError:
+        return False
+    return bool(states) and all(s == "T" for s in states)
+
+
+def set_applied(c, writes, flags=P.APPLIED):
+    """Send a SET of (index, bytes) writes with @flags; its id."""
+    return c.send(P.SET, {"writes": [{"index": i, "value": v} for i, v in writes]}, flags=flags)
+
+
+def timed_set_reply(c, writes, what, timeout=WAIT):
+    """SET @writes with APPLIED: (its SET_REPLY's fields, seconds it took)."""
+    t0 = time.monotonic()
+    i = set_applied(c, writes)
+    f = c.reply(i, timeout)
+    took = time.monotonic() - t0
+    check(f.type == P.SET_REPLY, f"{what}: {f!r} {decode(f, what) if f.type == P.ERROR else ''}, expected SET_REPLY")
+    return decode(f, what), took
+
+
+@needs_server
+def test_set_applied_flag(ctx):
+    """§2: bit 0 of a SET's flags is APPLIED; every other bit, and any bit on
+    another type, is refused (EPROTO, closed). This schema has no output
+    binding: a SET with APPLIED is answered as without it, at once (a
+    persistent value after its save), not after pbusd's --apply-timeout."""
+    idx = ctx.schema.index
+    with Witness(ctx) as w:
+        with ctx.connect() as c:
+            for k in range(5):
+                before = {v["index"]: v["seq"] for v in c.get([idx("trim"), idx("ramp_ms")])}
+                r, took = timed_set_reply(c, [ctx.w("trim", k), ctx.w("ramp_ms", 700 + k)], f"round {k}")
+                check(r["result"] == 0 and r["results"] == [
+                    {"result": 0, "seq": before[idx("trim")] + 1}, {"result": 0, "seq": before[idx("ramp_ms")] + 1}],
+                    f"round {k}: SET with APPLIED: {r}")
+                check(took < 0.8, f"round {k}: the reply took {took:.3f} s: no parameter here waits for hardware")
+                check(read_state(os.path.join(ctx.state_dir, ctx.daemon.instance + ".state")).get("ramp_ms") ==
+                      str(700 + k), f"round {k}: the persistent value was not saved when the reply came")
+                check(ctx.value(c.get([idx("trim")])[0]) == k, f"round {k}: trim not written")
+            # Refused SETs are refused as without the flag.
+            i = set_applied(c, [ctx.w("trim", 1), (idx("uptime_ns"), struct.pack("<Q", 1))])
+            r = expect_reply(c, i, P.SET_REPLY, "a refused SET with APPLIED")
+            check(r["result"] == P.EACCES and [x["seq"] for x in r["results"]] == [0, 0],
+                  f"a refused SET with APPLIED: {r}")
+        body = P.encode_body(P.SET, {"writes": [{"index": i, "value": v} for i, v in [ctx.w("trim", 2)]]})
+        for fl in (0x0002, 0x0003, 0x0100, 0x8000, 0xFFFF):
+            hostile(ctx, frame(P.SET, body, flags=fl), P.EPROTO, f"SET with flags {fl:#x}", witness=w)
+        for t, fields in ((P.GET, {"indexes": [3]}), (P.PING, {"data": b"x"}), (P.STATS_GET, {}),
+                          (P.SUBSCRIBE, {"min_interval_us": 0, "deadband": 0.0, "indexes": [3]})):
+            hostile(ctx, frame(t, P.encode_body(t, fields), flags=P.APPLIED), P.EPROTO,
+                    f"{P.typename(t)} with flag APPLIED", witness=w)
+        hostile(ctx, frame(P.HELLO, P.encode_body(P.HELLO, hello_fields()), flags=P.APPLIED), P.EPROTO,
+                "HELLO with flag APPLIED", hello=False, witness=w)
+
+
+@needs_server
+def test_set_applied_without_hardware(ctx):
+    """§3.3: parameters with output bindings do not wait while pbusd runs no
+    pbus-hwd (--no-hardware): the reply comes at once, not after
+    --apply-timeout (5 s here, when it would be ETIMEDOUT)."""
+    d = applied_server(ctx, ["--no-hardware", "--apply-timeout", "5000"])
+    try:
+        with ctx.connect(d) as c:
+            for k in range(4):
+                r, took = timed_set_reply(c, [(RELAY, bytes([k & 1])), (SAVED, bytes([k & 1])),
+                                              (FAN, struct.pack("<f", 10.0 * k)),
+                                              (PLAIN, struct.pack("<d", k))], f"round {k}")
+                check(r["result"] == 0 and all(x["result"] == 0 and x["seq"] > 0 for x in r["results"]),
+                      f"round {k}: {r}")
+                check(took < 1.0, f"round {k}: the reply took {took:.3f} s without pbus-hwd")
+                check(read_state(d.state_path).get("saved") == ("true" if k & 1 else "false"),
+                      f"round {k}: the persistent value was not saved when the reply came")
+        check(not hwd_children(d), "pbusd --no-hardware runs pbus-hwd")
+    finally:
+        d.stop()
+
+
+@needs_server
+def test_set_applied_hardware_fails(ctx):
+    """§3.3 with the real pbus-hwd, whose devices are missing: each write of
+    a bound parameter is answered EIO as soon as pbus-hwd reports the
+    failure (well within --apply-timeout, 5 s here), the others 0, every
+    write written (seq, table, state file); replies stay in order behind
+    it."""
+    d = applied_server(ctx, ["--apply-timeout", "5000"])
+    try:
+        wait_until("pbus-hwd to start", lambda: hwd_children(d))
+        with ctx.connect(d) as c:
+            wait_until("pbus-hwd to find the devices missing",
+                       lambda: all(v["status"] == 3 for v in c.get([RELAY, SAVED, FAN])))
+            for k in range(3):
+                before = {v["index"]: v["seq"] for v in c.get(range(4))}
+                t0 = time.monotonic()
+                ids = [set_applied(c, [(RELAY, bytes([1 - k % 2])), (PLAIN, struct.pack("<d", k)),
+                                       (SAVED, bytes([1 - k % 2]))]),
+                       c.send(P.PING, {"data": b"behind"}),
+                       c.send(P.SET, {"writes": [{"index": PLAIN, "value": struct.pack("<d", 10 + k)}]}),
+                       set_applied(c, [(FAN, struct.pack("<f", 40.0 + k))]),
+                       c.send(P.GET, {"indexes": [RELAY, PLAIN]})]
+                got = [read_frame(c, f"round {k}: reply {n + 1}", timeout=10) for n in range(len(ids))]
+                took = time.monotonic() - t0
+                check([(f.id, f.type) for f in got] == list(zip(ids, [P.SET_REPLY, P.PONG, P.SET_REPLY,
+                                                                      P.SET_REPLY, P.VALUES])),
+                      f"round {k}: replies {got}")
+                r = decode(got[0], "the SET of three")
+                check(r["result"] == P.EIO and [x["result"] for x in r["results"]] == [P.EIO, 0, P.EIO],
+                      f"round {k}: {r}, expected EIO for relay and saved, 0 for plain")
+                check(all(x["seq"] > before[i] for x, i in zip(r["results"], (RELAY, PLAIN, SAVED))),
+                      f"round {k}: the writes' seqs {r['results']} (before: {before}): they were written")
+                r = decode(got[3], "the SET of fan")
+                check(r["result"] == P.EIO and r["results"][0]["result"] == P.EIO and r["results"][0]["seq"] > 0,
+                      f"round {k}: fan: {r}")
+                check(took < 3.0, f"round {k}: the failures took {took:.2f} s to be reported (a timeout?)")
+                vals = decode(got[4], "GET")["values"]
+                check(vals[0]["value"] == bytes([1 - k % 2]) and struct.unpack("<d", vals[1]["value"])[0] == 10 + k,
+                      f"round {k}: the values are not in the table: {vals}")
+    finally:
+        d.stop()
+
+
+@needs_server
+def test_set_applied_hwd_stopped(ctx):
+    """§3.3: pbus-hwd stopped (SIGSTOP, so pbusd does not restart it): a SET
+    of a bound parameter with APPLIED is answered ETIMEDOUT after
+    --apply-timeout (300 ms), written all the same; one of an unbound
+    parameter at once. More such SETs than pbusd holds (256) are all
+    answered, in order. pbus-hwd continued: failures are reported again."""
+    d = applied_server(ctx, ["--apply-timeout", "300"])
+    hwd = None
+    try:
+        hwd = wait_until("pbus-hwd to start", lambda: hwd_children(d))[0]
+        with ctx.connect(d) as c:
+            wait_until("pbus-hwd to find the devices missing", lambda: c.get([RELAY])[0]["status"] == 3)
+            os.kill(hwd, signal.SIGSTOP)
+            wait_until("pbus-hwd to stop", lambda: stopped(hwd))
+            for k in range(3):
+                r, took = timed_set_reply(c, [(RELAY, bytes([k % 2])), (PLAIN, struct.pack("<d", k))], f"round {k}")
+                check(r["result"] == P.ETIMEDOUT and [x["result"] for x in r["results"]] == [P.ETIMEDOUT, 0],
+                      f"round {k}: {r}")
+                check(all(x["seq"] > 0 for x in r["results"]), f"round {k}: not written? {r}")
+                check(0.29 <= took < 1.5, f"round {k}: ETIMEDOUT after {took:.3f} s, expected 0.3 s")
+                r, took = timed_set_reply(c, [(PLAIN, struct.pack("<d", 100 + k))], f"round {k}: plain")
+                check(r["result"] == 0 and took < 0.25, f"round {k}: unbound: {r} after {took:.3f} s")
+            frames, expect = [], []
+            for k in range(300):
+                frames.append(P.encode_frame(P.SET, 20000 + 2 * k, P.encode_body(
+                    P.SET, {"writes": [{"index": RELAY, "value": bytes([k % 2])}]}), P.APPLIED))
+                frames.append(P.encode_message(P.PING, 20001 + 2 * k, {"data": b"%d" % k}))
+                expect += [(20000 + 2 * k, P.SET_REPLY), (20001 + 2 * k, P.PONG)]
+            c.send_bytes(b"".join(frames))
+            got = []
+            while len(got) < len(expect):
+                f = read_frame(c, f"burst: reply {len(got) + 1} of {len(expect)}", timeout=20)
+                got.append((f.id, f.type))
+                if f.type == P.SET_REPLY:
+                    check(f.decode()["result"] == P.ETIMEDOUT, f"burst: SET {f.id}: {f.decode()}")
+            bad = [k for k in range(len(got)) if got[k] != expect[k]]
+            check(not bad, f"burst: reply {bad[:1]} out of order: {got[bad[0]] if bad else ''}")
+            os.kill(hwd, signal.SIGCONT)
+            hwd = None
+            r, took = timed_set_reply(c, [(RELAY, b"\1")], "pbus-hwd continued")
+            check(r["result"] == P.EIO and took < 3.0, f"pbus-hwd continued: {r} after {took:.2f} s")
+        check(d.proc.poll() is None, "pbusd died")
+    finally:
+        if hwd:
+            os.kill(hwd, signal.SIGCONT)
+        d.stop()
 
 
 def subscribe_wait_initial(c, indexes, what, **kw):

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import jdk.jfr.Recording;
+
 /**
  * The programs that the tests run in a JVM of their own (on the class path, without JUnit):
  *
@@ -24,10 +26,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * <li>{@code rights INSTANCE SOCKET_DIR}: run as an unprivileged user, it reads and tries
  * to write through the socket client and prints what pbusd answered
  * ({@link WriteRightsTest}).
- * <li>{@code pinning INSTANCE SOCKET_DIR N}: first a control that pins on purpose (a
- * virtual thread named {@code control} that sleeps inside an upcall from native code),
- * then N virtual threads that each wait for a change through the client; the JVM runs
- * with a JFR recording of {@code jdk.VirtualThreadPinned} ({@link PinningTest} reads it).
+ * <li>{@code pinning INSTANCE SOCKET_DIR N JFR}: after a warm-up (one virtual thread doing
+ * what the waiters do), a JFR recording of {@code jdk.VirtualThreadPinned} (every event, with
+ * its stack) of a control that pins on purpose (a virtual thread named {@code control} that
+ * sleeps inside an upcall from native code), then of N virtual threads that each wait for a
+ * change through the client; dumped to JFR ({@link PinningTest} reads it).
  * </ul>
  */
 public final class ChildMain {
@@ -38,7 +41,7 @@ public final class ChildMain {
     public static void main(String[] args) throws Throwable {
         switch (args[0]) {
             case "rights" -> rights(args[1], Path.of(args[2]));
-            case "pinning" -> pinning(args[1], Path.of(args[2]), Integer.parseInt(args[3]));
+            case "pinning" -> pinning(args[1], Path.of(args[2]), Integer.parseInt(args[3]), Path.of(args[4]));
             default -> throw new IllegalArgumentException(args[0]);
         }
     }
@@ -106,24 +109,37 @@ public final class ChildMain {
         }
     }
 
-    private static void pinning(String instance, Path socketDir, int n) throws Throwable {
-        pinOnPurpose();
-        System.out.println("control done");
+    private static void pinning(String instance, Path socketDir, int n, Path jfr) throws Throwable {
         AtomicInteger woke = new AtomicInteger();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         ClientOptions o = ClientOptions.defaults().withSocketDir(socketDir).withName("pinning")
                 .withTimeout(Duration.ofSeconds(30)).withDispatcherFactory(Thread.ofVirtual().name("pbus-dispatcher").factory());
-        try (PbusClient c = PbusClient.connect(instance, o)) {
+        try (PbusClient c = PbusClient.connect(instance, o); Recording recording = new Recording()) {
             int level = c.schema().find("level");
             c.batch().setDouble(level, 1).commit();
-            // What the waiters do, once on this platform thread first, so that the classes
-            // they use are loaded: a virtual thread that loads a class, or waits for
-            // another to load it, is pinned meanwhile (the JVM's, not the client's; seen
-            // under load), and that would hide what is measured here.
-            c.get(level).asDouble();
-            try (Subscription s = c.subscribe(new int[] {level}, SubscribeOptions.defaults())) {
-                s.next(Duration.ofSeconds(30));
+            // What the waiters do, once on a virtual thread before the recording starts, so
+            // that the classes they use are loaded and initialised and the JDK's poller for
+            // virtual threads' I/O is set up: a virtual thread that initialises a class, or
+            // waits for another to, is pinned meanwhile (the JVM's doing, not the client's;
+            // seen under load), and would hide what is measured here.
+            Thread warmUp = Thread.ofVirtual().name("warm-up").start(() -> {
+                try {
+                    c.get(level).asDouble();
+                    try (Subscription s = c.subscribe(new int[] {level}, SubscribeOptions.defaults())) {
+                        s.next(Duration.ofSeconds(30));
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            });
+            warmUp.join();
+            if (failure.get() != null) {
+                throw failure.get();
             }
+            recording.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO).withStackTrace();
+            recording.start();
+            pinOnPurpose();
+            System.out.println("control done");
             CountDownLatch ready = new CountDownLatch(n);
             List<Thread> threads = new ArrayList<>();
             for (int k = 0; k < n; k++) {
@@ -162,6 +178,8 @@ public final class ChildMain {
             for (Thread t : threads) {
                 t.join(Duration.ofSeconds(60));
             }
+            recording.stop();
+            recording.dump(jfr);
         }
         if (failure.get() != null) {
             System.out.println("failure " + failure.get());

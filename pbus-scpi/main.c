@@ -509,6 +509,10 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERROR, "start: %s", strerror(rc < 0 ? -rc : ENOMEM));
 		return 1;
 	}
+	if (scpi_table_init(&d.server, instance) < 0) {
+		log_msg(LOG_ERROR, "start: %s", strerror(ENOMEM));
+		return 1;
+	}
 	rc = scpi_status_init(&d.server, (unsigned)status_interval);
 	if (rc == -ENOMEM) {
 		log_msg(LOG_ERROR, "start: %s", strerror(ENOMEM));
@@ -638,6 +642,10 @@ int main(int argc, char **argv)
 	close(d.signal_fd);
 	close(d.listen_fd);
 	scpi_status_fini(&d.server);
+	log_msg(LOG_INFO, "values read: %llu from the table (opened %llu times), %llu through pbusd",
+		(unsigned long long)d.server.table_reads, (unsigned long long)d.server.table_opens,
+		(unsigned long long)d.server.socket_reads);
+	scpi_table_fini(&d.server);
 	scpi_server_fini(&d.server);
 	pbus_client_close(client);
 	pbus_scpi_tree_free(tree);

@@ -25,12 +25,21 @@ writes build/bench/scpi.json:
                  message: scpi_queries_per_s_c (same CPU; _cross_cpu), and
                  with ten per message (scpi_queries_per_s_c_10_per_message),
                  each beside raw-echo's figure with the same client;
-               - what pbus-scpi adds per query that it does not own: one
-                 GET of measured_voltage through pbusd (scpi-load get-rtt,
-                 the client where pbus-scpi is, pbusd where it is), and
-                 from it the bound of each ratio (the raw round trip ÷ the
-                 raw round trip plus the GET: a pbus-scpi costing nothing
-                 itself), *_bound;
+               - pbus-scpi answers queries from the instance's table
+                 (docs/scpi.md): the requests pbusd received from
+                 pbus-scpi during all the query runs, from its STATS
+                 (pbusd_requests_from_scpi_during_queries: 0 when every
+                 query read the table; beside it the queries of the runs
+                 kept, scpi_queries_during_queries: a repeated run made
+                 more);
+               - what a query costs where pbus-scpi cannot read the table
+                 and asks pbusd (a user who may not map it; a noread
+                 parameter): one GET of measured_voltage through pbusd
+                 (scpi-load get-rtt, the client where pbus-scpi is, pbusd
+                 where it is), and from it the bound of each ratio on that
+                 path (the raw round trip ÷ the raw round trip plus the
+                 GET: a pbus-scpi costing nothing itself),
+                 *_bound_via_pbusd;
   60 Hz        the C client polling 10 parameters 60 times a second for
                --hz-seconds (10; 3 with --quick), one message of ten
                queries per tick, unpinned: pbus-scpi's CPU% from
@@ -193,6 +202,14 @@ def query(port, message):
     return reply.decode()
 
 
+def scpi_requests(exe, instance, env, pid):
+    """The requests pbusd has received on the connections of process @pid
+    (pbus-scpi): its STATS (docs/socket-protocol.md §7), through pbus stat."""
+    out = subprocess.run([exe["pbus"], "-i", instance, "stat", "--json", "--once"], env=env, check=True,
+                         capture_output=True, text=True, timeout=30).stdout
+    return sum(c["requests"] for c in json.loads(out)["clients_detail"] if c["pid"] == pid)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
@@ -270,6 +287,8 @@ def main():
             "c": (lambda p: [exe["load"], "rtt", str(p), str(args.seconds), QUERY], "one", 1),
             "c10": (lambda p: [exe["load"], "rtt", str(p), str(args.seconds), TEN], "ten", 10),
         }
+        requests_before = scpi_requests(exe, instance, env, scpi.pid)
+        queries_made = 0
         rounds = {pl: {c: {"pbus-scpi": [], "raw": []} for c in contenders} for pl in ("same", "cross")}
         for pl in rounds:
             rounds[pl]["pbusd_get"] = []
@@ -289,6 +308,8 @@ def main():
                             raise SystemExit(f"run-scpi: {who} answered {out['reply_bytes']} bytes, "
                                              f"not {sizes[kind]}")
                         rounds[placement][name][who].append(round(out["messages_per_s"] * per, 1))
+                        if who == "pbus-scpi":
+                            queries_made += out["messages"] * per
                         disturb.append(d)
                 # pbus-scpi's own GET per query, from where pbus-scpi runs
                 out, _, d = least_disturbed(args, f"{placement} pbusd get", lambda: measured(
@@ -301,6 +322,11 @@ def main():
                     f"(raw {f['visa']['raw'][-1]:.0f}), C {f['c']['pbus-scpi'][-1]:.0f} "
                     f"(raw {f['c']['raw'][-1]:.0f}), C 10/message {f['c10']['pbus-scpi'][-1]:.0f} "
                     f"(raw {f['c10']['raw'][-1]:.0f}); GETs through pbusd {f['pbusd_get'][-1]:.0f}/s")
+        result["pbusd_requests_from_scpi_during_queries"] = (
+            scpi_requests(exe, instance, env, scpi.pid) - requests_before)
+        result["scpi_queries_during_queries"] = queries_made
+        log(f"pbusd received {result['pbusd_requests_from_scpi_during_queries']} requests from pbus-scpi "
+            f"during the {queries_made} queries of the query runs")
         for pid in (scpi.pid, pbusd.pid) + tuple(p.pid for p, _ in raw.values()):
             pin(pid, cpus)
         med = {pl: {c: {w: statistics.median(v) for w, v in rounds[pl][c].items()} for c in contenders}
@@ -324,7 +350,7 @@ def main():
             t_get = 1 / m["pbusd_get"]
             for key, c in (("scpi_query_vs_raw_tcp", "visa"), ("scpi_c_vs_raw_tcp", "c")):
                 t_raw = 1 / m[c]["raw"]
-                result[f"{key}_bound{suffix}"] = round(t_raw / (t_raw + t_get), 3)
+                result[f"{key}_bound_via_pbusd{suffix}"] = round(t_raw / (t_raw + t_get), 3)
 
         # 60 Hz: ten parameters, as one message of ten queries and as ten
         # messages, against pbus-scpi (its and pbusd's CPU) and raw-echo.
@@ -374,11 +400,12 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "scpi.json"), "w") as f:
         json.dump(result, f, indent=2)
-    keys = ["scpi_query_vs_raw_tcp", "scpi_query_vs_raw_tcp_bound", "scpi_query_vs_raw_tcp_cross_cpu",
-            "scpi_query_vs_raw_tcp_bound_cross_cpu", "visa_queries_per_s",
+    keys = ["scpi_query_vs_raw_tcp", "scpi_query_vs_raw_tcp_bound_via_pbusd", "scpi_query_vs_raw_tcp_cross_cpu",
+            "scpi_query_vs_raw_tcp_bound_via_pbusd_cross_cpu", "visa_queries_per_s",
             "visa_raw_tcp_queries_per_s", "pbusd_gets_per_s", "pbusd_gets_per_s_cross_cpu",
+            "pbusd_requests_from_scpi_during_queries", "scpi_queries_during_queries",
             "scpi_queries_per_s_c", "scpi_queries_per_s_c_cross_cpu",
-            "scpi_c_vs_raw_tcp", "scpi_c_vs_raw_tcp_bound", "scpi_queries_per_s_c_10_per_message",
+            "scpi_c_vs_raw_tcp", "scpi_c_vs_raw_tcp_bound_via_pbusd", "scpi_queries_per_s_c_10_per_message",
             "scpi_queries_per_s_c_10_per_message_cross_cpu", "scpi_c_10_per_message_vs_raw_tcp",
             "scpi_cpu_percent_60hz", "scpi_cpu_percent_60hz_schedstat", "pbusd_cpu_percent_60hz",
             "raw_tcp_cpu_percent_60hz", "raw_tcp_cpu_percent_60hz_schedstat",

@@ -285,6 +285,11 @@ int pbus_table_state(const struct pbus_table *table)
 	}
 }
 
+bool pbus_table_current(const struct pbus_table *table)
+{
+	return table && !pbus_table_gone(table);
+}
+
 int pbus_table_param(const struct pbus_table *table, uint32_t index,
 		     const struct pbus_param **ret_param)
 {

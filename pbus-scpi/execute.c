@@ -766,7 +766,7 @@ static int run_query(struct scpi_server *server, struct scpi_session *session,
 		return 0;
 	}
 	struct pbus_client_value v;
-	int rc = pbus_client_get(server->client, &param->index, 1, &v);
+	int rc = scpi_read(server, param->index, &v);
 	if (rc < 0) {
 		char why[SCPI_ERROR_DETAIL];
 		int code = refusal(server, rc, param->index, why, sizeof(why));
@@ -806,7 +806,7 @@ static void identity(struct scpi_server *server, struct scpi_response *out)
 		struct pbus_client_value v;
 		uint32_t index = server->identity[k];
 		if (index == UINT32_MAX || server->info[index].type != PBUS_TYPE_STRING ||
-		    pbus_client_get(server->client, &index, 1, &v) < 0 || v.length == 0) {
+		    scpi_read(server, index, &v) < 0 || v.length == 0) {
 			out_text(out, fallback[k]);
 			continue;
 		}

@@ -509,6 +509,10 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERROR, "start: %s", strerror(rc < 0 ? -rc : ENOMEM));
 		return 1;
 	}
+	if (scpi_table_init(&d.server, instance) < 0) {
+		log_msg(LOG_ERROR, "start: %s", strerror(ENOMEM));
+		return 1;
+	}
 	rc = scpi_status_init(&d.server, (unsigned)status_interval);
 	if (rc == -ENOMEM) {
 		log_msg(LOG_ERROR, "start: %s", strerror(ENOMEM));
@@ -584,9 +588,20 @@ int main(int argc, char **argv)
 			log_msg(LOG_ERROR, "epoll_wait: %s", strerror(errno));
 			break;
 		}
+		/* pbusd's connection first: a lost pbusd is noticed before the
+		 * queries that came with it, which must then not read its table
+		 * (table.c) */
+		for (int i = 0; i < n; i++)
+			if (events[i].data.u64 == SOURCE_PBUSD) {
+				int r = pbus_client_dispatch(client);
+				if (r < 0)
+					log_msg(LOG_WARNING, "pbusd connection: %s", pbus_strerror(r));
+			}
 		for (int i = 0; i < n; i++) {
 			uint64_t src = events[i].data.u64;
-			if (src == SOURCE_LISTEN) {
+			if (src == SOURCE_PBUSD) {
+				continue; /* above */
+			} else if (src == SOURCE_LISTEN) {
 				accept_clients(&d);
 			} else if (src == SOURCE_SIGNAL) {
 				struct signalfd_siginfo si;
@@ -597,10 +612,6 @@ int main(int argc, char **argv)
 				hislip_server_dispatch(hislip, src, events[i].events);
 			} else if (src == SOURCE_METHODS) {
 				scpi_methods_dispatch(&d.server);
-			} else if (src == SOURCE_PBUSD) {
-				int r = pbus_client_dispatch(client);
-				if (r < 0)
-					log_msg(LOG_WARNING, "pbusd connection: %s", pbus_strerror(r));
 			} else {
 				struct conn *c = &d.conns[src - SOURCE_CONN];
 				if (!c->used)
@@ -638,6 +649,10 @@ int main(int argc, char **argv)
 	close(d.signal_fd);
 	close(d.listen_fd);
 	scpi_status_fini(&d.server);
+	log_msg(LOG_INFO, "values read: %llu from the table (opened %llu times), %llu through pbusd",
+		(unsigned long long)d.server.table_reads, (unsigned long long)d.server.table_opens,
+		(unsigned long long)d.server.socket_reads);
+	scpi_table_fini(&d.server);
 	scpi_server_fini(&d.server);
 	pbus_client_close(client);
 	pbus_scpi_tree_free(tree);

@@ -3,11 +3,12 @@
  * pbus-scpi.h: the private header of pbus-scpi, the SCPI shell of a
  * parambus instance (docs/scpi.md, "The daemon"). main.c owns the sockets
  * and the epoll loop; execute.c runs parsed program messages against
- * pbusd through its client and keeps each session's IEEE 488.2 state.
+ * pbusd through its client and keeps each session's IEEE 488.2 state;
+ * table.c reads the values queries answer from the instance's table.
  *
  * Threads: one. Ownership: struct scpi_server owns the pbusd client, the
- * tree and the parameter descriptions; each struct scpi_session (one per
- * TCP client) owns its parser.
+ * tree, the parameter descriptions and the table mapped for queries; each
+ * struct scpi_session (one per TCP client) owns its parser.
  */
 #ifndef PBUS_SCPI_DAEMON_H
 #define PBUS_SCPI_DAEMON_H
@@ -19,6 +20,7 @@
 
 #include <parambus/client.h>
 #include <parambus/rpc.h>
+#include <parambus/table.h>
 
 #include "scpi.h"
 
@@ -84,6 +86,15 @@ struct scpi_server {
 	char address[PBUS_RPC_ADDRESS_MAX + 1];  /* local:INSTANCE:INTERFACE */
 	unsigned call_timeout_ms;
 	struct scpi_call *calls;                 /* every call in flight, orphans too */
+	/* Queries (table.c): the instance's table, mapped read-only; NULL
+	 * while it cannot be (then they ask pbusd). */
+	char instance[64];
+	struct pbus_table *table;
+	int table_error;                         /* why the last open failed, or 0 */
+	int64_t table_retry_ns;                  /* CLOCK_MONOTONIC: the next open after a failure */
+	unsigned char *table_value;              /* [table_value_size]: the last value read */
+	size_t table_value_size;
+	uint64_t table_opens, table_reads, socket_reads;
 };
 
 struct scpi_error {
@@ -150,6 +161,19 @@ char *scpi_tree_text_with_builtins(const char *text, size_t length, size_t *ret_
  * model; _fini unregisters it. */
 int scpi_session_init(struct scpi_session *session, struct scpi_server *server);
 void scpi_session_fini(struct scpi_session *session, struct scpi_server *server);
+
+/* --- table.c: the values of queries --- */
+
+/* Map @instance's table read-only for queries (if it cannot be, they ask
+ * pbusd, and the table is tried again later). 0, or -ENOMEM. */
+int scpi_table_init(struct scpi_server *server, const char *instance);
+void scpi_table_fini(struct scpi_server *server);
+/* Parameter @index's value, status and version, as pbus_client_get() of
+ * one parameter answers it (the same errors): from the table when the
+ * socket would give the same (not a noread parameter, pbusd connected,
+ * the segment the one it serves), else from pbusd. ret->value is valid
+ * until the next call of this or of a request on the client. */
+int scpi_read(struct scpi_server *server, uint32_t index, struct pbus_client_value *ret);
 
 /* --- net.c: the TCP side of both transports --- */
 

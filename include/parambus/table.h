@@ -151,6 +151,17 @@ PBUS_API unsigned pbus_table_flags(const struct pbus_table *table);
  */
 PBUS_API int pbus_table_state(const struct pbus_table *table);
 
+/*
+ * Whether the segment is still the instance's: false once pbusd shut down
+ * (PBUS_TABLE_CLOSED) or a new pbusd replaced it (PBUS_TABLE_REPLACED),
+ * true otherwise. One load from the segment and no system call, so it may
+ * be asked before every read; the price is that a pbusd that died without
+ * closing is not noticed (pbus_table_state() says PBUS_TABLE_ORPHANED):
+ * for a reader that has another way to notice that, such as its
+ * connection to pbusd (pbus-scpi). False for NULL. Thread-safe.
+ */
+PBUS_API bool pbus_table_current(const struct pbus_table *table);
+
 /* Look a parameter up by index (0 … count-1) or by its full name. The
  * parameter is valid until pbus_table_close(). -ENOENT if absent. */
 PBUS_API int pbus_table_param(const struct pbus_table *table, uint32_t index,

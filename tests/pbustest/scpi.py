@@ -121,14 +121,20 @@ def start_psu(build, daemons, instance, tmp, extra=(), user=None):
     return server
 
 
+def pbus_tool(build, instance, *args):
+    """`pbus -i INSTANCE ARGS...` against @instance's pbusd: its stdout;
+    Failure if it exits non-zero."""
+    r = subprocess.run([build.pbus, "-i", instance.name] + list(args), capture_output=True, text=True,
+                       timeout=TIMEOUT, env=dict(os.environ, PBUS_SOCKET_DIR=instance.sock_dir))
+    if r.returncode != 0:
+        raise Failure(f"pbus {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
 def pbus_get(build, instance, name):
     """The value of parameter @name as `pbus get` prints it: what is in the
     table, read without SCPI."""
-    r = subprocess.run([build.pbus, "-i", instance.name, "get", name], capture_output=True, text=True,
-                       timeout=TIMEOUT, env=dict(os.environ, PBUS_SOCKET_DIR=instance.sock_dir))
-    if r.returncode != 0:
-        raise Failure(f"pbus get {name}: exit {r.returncode}: {r.stderr.strip()}")
-    return r.stdout.strip()
+    return pbus_tool(build, instance, "get", name).strip()
 
 
 @contextlib.contextmanager

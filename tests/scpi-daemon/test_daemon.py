@@ -12,8 +12,11 @@ TCP sockets. The method tests add a method server: the demo's simulator
 whose methods take the time they are told to.
 """
 import contextlib
+import json
 import os
+import re
 import select
+import signal
 import socket
 import subprocess
 import time
@@ -21,7 +24,7 @@ import time
 import pytest
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.scpi import ScpiDaemon, method_server, pbus_get, slow_instrument, start_psu, wait_for_methods
+from pbustest.scpi import ScpiDaemon, method_server, pbus_get, pbus_tool, slow_instrument, start_psu, wait_for_methods
 
 SUITE = "scpi-daemon"
 
@@ -464,3 +467,96 @@ def test_scaled_unit_in_base_unit(pbus_build, pbus_daemons, pbus_instance, pbus_
         c.write("SETT 61")  # refused: the message ends there
         check(c.query("SYST:ERR?").startswith("-222,"), "61 s is beyond the maximum")
         check(pbus_get(pbus_build, pbus_instance, "settle") == "2000", "the refused value changed nothing")
+
+
+# --- queries read the table --------------------------------------------------------------
+
+
+def requests_from(build, instance, pid):
+    """The requests pbusd has received on the connections of process @pid
+    (pbus-scpi's): its STATS (docs/socket-protocol.md §7)."""
+    stats = json.loads(pbus_tool(build, instance, "stat", "--json", "--once"))
+    mine = [c for c in stats["clients_detail"] if c["pid"] == pid]
+    check(mine, f"process {pid} is not a client of pbusd: {stats['clients_detail']}")
+    return sum(c["requests"] for c in mine)
+
+
+def test_queries_read_the_table(scpi, pbus_build, pbus_instance):
+    """Queries are answered from the table (pbusd sees no request for
+    them), with what pbusd would have answered, a value written into the
+    table without pbusd included; settings still go to pbusd, one SET per
+    message."""
+    c = scpi()
+    check(c.query("VOLT 7;CURR 1.5;:OUTP ON;*OPC?") == "1", "settings")
+    before = requests_from(pbus_build, pbus_instance, scpi.proc.pid)
+    for _ in range(100):
+        reply = c.query("VOLT?;CURR?;:OUTP?;:VOLT:PROT?;:OUTP:PROT:CAUS?;*IDN?")
+        check(reply == "7.0;1.5;1;33.0;NONE;ACME Instruments,PSU-3005,0,0", f"reply {reply!r}")
+    check(requests_from(pbus_build, pbus_instance, scpi.proc.pid) == before,
+          "pbus-scpi asked pbusd for the values of queries")
+    pbus_tool(pbus_build, pbus_instance, "set", "--direct", "voltage_setpoint=6.25")
+    check(c.query("VOLT?") == "6.25", "a value written into the table by another writer")
+    c.write("VOLT 3;CURR 2")
+    check(c.query("VOLT?;CURR?") == "3.0;2.0", "the settings read back")
+    check(requests_from(pbus_build, pbus_instance, scpi.proc.pid) == before + 1,
+          "not one SET for the message's settings and nothing for its queries")
+    check(errors(c) == [], "no error")
+
+
+def test_noread_query_goes_to_pbusd(pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """A noread parameter is never read from the table: its query goes to
+    pbusd, which refuses it as ever. pbus-gen gives a noRead attribute no
+    query form, so the tree is edited by hand to have one."""
+    with slow_instrument(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, False) as tree:
+        tree_copy = os.path.join(pbus_tmp, "secret.scpi")
+        with open(tree) as f:
+            text = f.read()
+        line = re.search(r"^param \d+ secret uint32 set 0$", text, re.M)
+        check(line is not None, "slow.scpi's secret is set-only")
+        with open(tree_copy, "w") as f:
+            f.write(text.replace(line.group(0), line.group(0).replace(" set ", " both ")))
+        log_path = os.path.join(pbus_tmp, f"pbus-scpi-{pbus_instance.name}.log")
+        with clients_of(ScpiDaemon(pbus_build, pbus_instance.name, pbus_instance.sock_dir, log_path,
+                                   LIMITS, tree=tree_copy).start()) as connect:
+            c = connect()
+            c.write("SECR 42")
+            check(c.query("DONE?") == "0", "a readable parameter")
+            before = requests_from(pbus_build, pbus_instance, connect.proc.pid)
+            c.write("SECR?")
+            e = c.query("SYST:ERR?")
+            check(e == '-203,"Command protected;secret: permission denied (read-only parameter or no write '
+                  'access)"', f"refusal {e!r}")
+            check(requests_from(pbus_build, pbus_instance, connect.proc.pid) == before + 1,
+                  "the noread query was not a GET to pbusd")
+            check(c.query("DONE?;*ESR?") == "0;16", "the next message is served")
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_queries_after_pbusd_restart(how, pbus_build, pbus_daemons, pbus_instance, pbus_tmp):
+    """pbusd stops (cleanly, or killed): queries fail as they did through
+    the socket, not with the old table's values; once a new pbusd serves
+    the instance (a new segment), they read its table."""
+    server = start_psu(pbus_build, pbus_daemons, pbus_instance, pbus_tmp, LIMITS)
+    with clients_of(server) as connect:
+        c = connect()
+        check(c.query("VOLT 5;*OPC?;VOLT?") == "1;5.0", "the first pbusd")
+        server.pbusd.stop(getattr(signal, how))
+        c.write("VOLT?")
+        e = c.query("SYST:ERR?")
+        check(e.startswith('-240,"Hardware error;pbusd: '), f"VOLT? without pbusd: {e!r}")
+        server.pbusd.start()
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            c.write("*CLS")
+            reply = c.query("CURR?;*ESR?")
+            if reply.endswith(";0"):
+                break  # a GET through pbusd reconnected pbus-scpi
+            check(time.monotonic() < deadline, f"pbus-scpi does not reach the new pbusd: {reply!r}")
+            time.sleep(0.05)
+        pbus_tool(pbus_build, pbus_instance, "set", "--direct", "voltage_setpoint=6.5")
+        before = requests_from(pbus_build, pbus_instance, connect.proc.pid)
+        for _ in range(50):
+            check(c.query("VOLT?") == "6.5", "the new table's value")
+        check(requests_from(pbus_build, pbus_instance, connect.proc.pid) == before,
+              "the queries went to pbusd: the new table was not opened")
+        check(errors(c) == [], "no error")

@@ -869,6 +869,7 @@ static void waits(void)
 	pbus_instance_remove(owner);
 	CHECK_EQ(pbus_watch_wait(w, 1000000000), -ESTALE);
 	CHECK_EQ(pbus_table_state(r), PBUS_TABLE_CLOSED);
+	CHECK(!pbus_table_current(r));
 	pbus_watch_free(w);
 	pbus_watch_free(all);
 	pbus_table_close(r);
@@ -891,14 +892,19 @@ static void states_and_replacement(void)
 	 * as the kernel does when a process dies) leaves an orphan... */
 	close(owner->lock_fd);
 	owner->lock_fd = -1;
+	CHECK(pbus_table_current(r));
 	owner->header->owner_pid = 1u << 30; /* a pid that does not run */
 	CHECK_EQ(pbus_table_state(r), PBUS_TABLE_ORPHANED);
+	CHECK(pbus_table_current(r)); /* the cheap check does not see a death */
 	/* ...which the next owner replaces; old readers learn it. */
 	CHECK_EQ(pbus_instance_create(instance, schema, NULL, &second), 0);
 	CHECK_EQ(pbus_instance_publish(second), 0);
 	CHECK_EQ(pbus_table_state(r), PBUS_TABLE_REPLACED);
+	CHECK(!pbus_table_current(r));
 	CHECK_EQ(pbus_table_open(instance, PBUS_OPEN_READ, &again), 0);
 	CHECK_EQ(pbus_table_state(again), PBUS_TABLE_LIVE);
+	CHECK(pbus_table_current(again));
+	CHECK(!pbus_table_current(NULL));
 	pbus_table_close(again);
 	pbus_table_close(r);
 	pbus_table_destroy(owner); /* the stale owner's memory only */

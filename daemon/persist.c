@@ -237,8 +237,12 @@ int persist_save(struct persist *p)
 		seqs[i] = sample.seq;
 		if (sample.seq != p->saved[i])
 			changed = true;
-		if (sample.status == PBUS_STATUS_INVALID)
-			continue; /* never written: nothing to restore */
+		/* Never written and without a default: nothing to restore. A
+		 * value written since is saved whatever its status: pbus-hwd
+		 * marks a setting invalid while its device fails, and the
+		 * setting is still the one to apply when the device comes. */
+		if (sample.seq == 0 && sample.status == PBUS_STATUS_INVALID)
+			continue;
 		n = pbus_param_format(param, p->value_buf, sample.length, p->text_buf, VALUE_TEXT_MAX);
 		if (n < 0 || n >= VALUE_TEXT_MAX) {
 			r = n < 0 ? n : -EMSGSIZE;

@@ -203,6 +203,30 @@ def test_missing_devices_are_invalid_not_fatal(ctx):
     d.stop()
 
 
+def test_setting_of_a_failing_device_is_saved(ctx):
+    """A persistent setting written while its device is missing is saved
+    (pbus-hwd marks it invalid, it stays the setting to apply) and restored
+    by the next pbusd; the state file never loses it."""
+    schema = write_schema(ctx, "persistent-fan.pbs", replace=(" default=30 hw=pwm-duty",
+                                                              " default=30 flags=persistent hw=pwm-duty"))
+    instance = ctx.new_instance_name()
+    state_dir = os.path.join(ctx.tmp, f"state-{instance}")
+    os.makedirs(state_dir)
+    path = os.path.join(state_dir, instance + ".state")
+    d = ctx.start_daemon(instance=instance, state_dir=state_dir, schema=schema)
+    wait_until("fan to turn invalid", lambda: statuses(ctx, instance)["fan"] == "invalid")
+    check(ctx.run("set", "fan=55", instance=instance).rc == 0, "set fan")
+    wait_until("fan to turn invalid again", lambda: statuses(ctx, instance)["fan"] == "invalid")
+    check(ctx.run("set", "relay=true", instance=instance).rc == 0, "set relay (a later save)")
+    d.stop()
+    with open(path) as f:
+        state = f.read()
+    check("\nfan=55\n" in state, f"the state file lost the setting: {state!r}")
+    d = ctx.start_daemon(instance=instance, state_dir=state_dir, schema=schema)
+    check(ctx.run("get", "fan", instance=instance).out == "55\n", "fan not restored")
+    d.stop()
+
+
 def test_hwd_restarted_and_stopped_by_pbusd(ctx):
     d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=HW_SCHEMA)
     first = wait_until("pbus-hwd to start", lambda: children(d.pid))[0]

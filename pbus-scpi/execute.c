@@ -33,6 +33,10 @@ static const char *const IDENTITY[4] = {
 	"identity.manufacturer", "identity.model", "identity.serial", "identity.firmware",
 };
 
+/* The daemon's own commands, added to the generated tree. pbus-gen keeps
+ * their headers too (BUILTIN_COMMANDS in gen/pbusgen/scpi.py, so that no
+ * schema keyword takes one); the test scpi-daemon/generator-knows-the-
+ * daemons-commands keeps the two lists in step. */
 char *scpi_tree_text_with_builtins(const char *text, size_t length, size_t *ret_length)
 {
 	static const char *const PARTS[5][3] = {

@@ -391,8 +391,10 @@ def status_condition(p: Parameter, key: str) -> str:
     return p.scpi_questionable_level or "minor"
 
 
-# The commands pbus-scpi adds to every tree (docs/scpi.md, "The daemon"):
-# keyword and access. A schema keyword may not take their headers.
+# The commands pbus-scpi adds to every tree (docs/scpi.md, "The daemon";
+# pbus-scpi/execute.c scpi_tree_text_with_builtins()): keyword and access.
+# A schema keyword may not take their headers. The test
+# scpi-daemon/generator-knows-the-daemons-commands checks the daemon has each.
 BUILTIN_COMMANDS = tuple(
     [("SYSTem:ERRor[:NEXT]", "query"), ("SYSTem:ERRor:COUNt", "query"),
      ("SYSTem:VERSion", "query"), ("STATus:PRESet", "set")] +

@@ -108,6 +108,31 @@ def test_identity(scpi):
     check(c.query("*OPC?") == "1", "*OPC?")
 
 
+def test_generator_knows_the_daemons_commands(scpi):
+    """pbus-gen's list of pbus-scpi's own commands (BUILTIN_COMMANDS, whose
+    headers a schema keyword may not take) names commands the daemon has:
+    every header form, long and short, with its access. The two lists are
+    kept in two languages; this keeps them in step."""
+    from pbusgen.scpi import BUILTIN_COMMANDS, parse_keyword
+    c = scpi()
+    tried = 0
+    for keyword, access in BUILTIN_COMMANDS:
+        nodes, _ = parse_keyword(keyword, None, "pbus-scpi")
+        optional = [i for i, n in enumerate(nodes) if n.optional]
+        for mask in range(1 << len(optional)):
+            path = [n for i, n in enumerate(nodes) if not (i in optional and mask >> optional.index(i) & 1)]
+            for header in (":".join(n.long.upper() for n in path), ":".join(n.short for n in path)):
+                if access in ("query", "both"):
+                    c.query(header + "?")
+                if access in ("set", "both"):
+                    c.write(header + (" 0" if access == "both" else ""))
+                check(errors(c) == [], f"pbus-scpi does not take {header} ({access}) of pbus-gen's {keyword}")
+                tried += 1
+    c.write("STAT:PRES")
+    check(tried >= 2 * len(BUILTIN_COMMANDS), f"{tried} headers tried")
+    check(c.query("SYST:ERR:COUN?") == "0", "no error")
+
+
 def test_units(scpi):
     c = scpi()
     c.write("SOUR:VOLT 1500 mV")

@@ -347,6 +347,8 @@ static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void
 		bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
 		bool get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
 		snprintf(uri, sizeof(uri), "%s", in ? (const char *)in : "");
+		if (!in || strlen(in) != len || len >= sizeof(uri))
+			return respond_error(wsi, 400, "a NUL byte or more than 1 KiB in the path", NULL);
 		if (post) {
 			if (strcmp(uri, "/login") != 0 && strcmp(uri, "/logout") != 0)
 				return respond_error(wsi, 404, "no such endpoint", NULL);
@@ -613,6 +615,15 @@ static bool conn_send_next(struct web_server *s, struct web_conn *c)
 	web_out_reserve_front(&o, LWS_PRE);
 	const struct web_user *user = conn_user(s, c, false);
 	if (!c->hello_sent) {
+		/* the hello carries the identity: wait for the first values
+		 * (not while pbusd is away) */
+		pthread_mutex_lock(&panel->lock);
+		bool wait = panel->connected && !panel->primed;
+		pthread_mutex_unlock(&panel->lock);
+		if (wait) {
+			web_out_free(&o);
+			return false;
+		}
 		struct web_model *model = web_panel_model(panel);
 		pthread_mutex_lock(&panel->lock);
 		bool writable = false;

@@ -369,6 +369,7 @@ int main(int argc, char **argv)
 		lws_context_destroy(context);
 		return 1;
 	}
+	web_panel_wait_first(&s.panel, 3000);
 	the_context = context;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);

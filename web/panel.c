@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
@@ -238,9 +239,10 @@ struct fresh {
 };
 
 /* Store @count values received (the JSON made outside the lock) and wake
- * the lws thread. */
+ * the lws thread. @prime: the subscription's values (the first of them
+ * after a connect make the panel primed: sessions may get their hello). */
 static void store(struct web_panel *panel, const struct pbus_client *client, const struct pbus_client_value *values,
-		  size_t count)
+		  size_t count, bool prime)
 {
 	struct fresh *f = calloc(count ? count : 1, sizeof(*f));
 	if (!f) {
@@ -276,6 +278,11 @@ static void store(struct web_panel *panel, const struct pbus_client *client, con
 		slot->gen = ++panel->gen;
 		f[i].json = old; /* freed below, outside the lock */
 	}
+	if (prime) {
+		panel->primed = panel->connected;
+		panel->first_done = true;
+		pthread_cond_broadcast(&panel->ready_cond);
+	}
 	pthread_mutex_unlock(&panel->lock);
 	for (size_t i = 0; i < n; i++)
 		free(f[i].json);
@@ -288,7 +295,7 @@ static void on_notify(struct pbus_client *client, uint32_t subscription, enum pb
 {
 	(void)subscription;
 	if (event == PBUS_CLIENT_EVENT_VALUES)
-		store(userdata, client, values, count);
+		store(userdata, client, values, count, true);
 }
 
 /* Set the connection state and wake the lws thread. */
@@ -296,6 +303,7 @@ static void set_connected(struct web_panel *panel, bool connected)
 {
 	pthread_mutex_lock(&panel->lock);
 	panel->connected = connected;
+	panel->primed = false;
 	panel->epoch++;
 	pthread_mutex_unlock(&panel->lock);
 	lws_cancel_service(panel->context);
@@ -375,7 +383,7 @@ static int attach(struct web_panel *panel, struct pbus_client *client)
 		}
 		r = pbus_client_get(client, once, once_n, v);
 		if (r == 0)
-			store(panel, client, v, once_n);
+			store(panel, client, v, once_n, false);
 		else
 			log_msg(LOG_WARNING, "pbusd: read %zu parameters that cannot be subscribed: %s", once_n,
 				pbus_strerror(r));
@@ -383,6 +391,14 @@ static int attach(struct web_panel *panel, struct pbus_client *client)
 		r = r == -EACCES ? 0 : r;
 	}
 out:
+	if (r == 0 && !live_n) {
+		pthread_mutex_lock(&panel->lock);
+		panel->primed = true;
+		panel->first_done = true;
+		pthread_cond_broadcast(&panel->ready_cond);
+		pthread_mutex_unlock(&panel->lock);
+		lws_cancel_service(panel->context);
+	}
 	free(live);
 	free(once);
 	return r;
@@ -421,6 +437,10 @@ static void *pbusd_main(void *arg)
 				log_msg(LOG_WARNING, "pbusd of instance %s: %s (trying again)", panel->instance,
 					pbus_strerror(r));
 			last_error = r;
+			pthread_mutex_lock(&panel->lock);
+			panel->first_done = true;
+			pthread_cond_broadcast(&panel->ready_cond);
+			pthread_mutex_unlock(&panel->lock);
 			if (wait_or_stop(panel, backoff))
 				return NULL;
 			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
@@ -763,6 +783,7 @@ int web_panel_start(struct web_panel *panel)
 {
 	pthread_mutex_init(&panel->lock, NULL);
 	pthread_cond_init(&panel->set_cond, NULL);
+	pthread_cond_init(&panel->ready_cond, NULL);
 	panel->jobs_tail = &panel->jobs;
 	panel->results_tail = &panel->results;
 	panel->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -781,6 +802,23 @@ int web_panel_start(struct web_panel *panel)
 	}
 	panel->started = true;
 	return 0;
+}
+
+void web_panel_wait_first(struct web_panel *panel, unsigned ms)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&panel->lock);
+	while (!panel->first_done)
+		if (pthread_cond_timedwait(&panel->ready_cond, &panel->lock, &deadline) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&panel->lock);
 }
 
 void web_panel_stop(struct web_panel *panel)

@@ -204,13 +204,16 @@ struct web_panel {
 	struct lws_context *context;   /* woken by lws_cancel_service() */
 	pthread_mutex_t lock;
 	pthread_cond_t set_cond;
+	pthread_cond_t ready_cond;      /* first_done changed */
 	/* under lock */
 	struct web_model *model;       /* NULL until the first connect */
 	struct web_value *values;      /* [model->count] */
 	uint64_t gen;                  /* grows by one per stored value */
 	bool connected;
+	bool primed;                   /* connected and the first values are in */
 	uint64_t epoch;                /* grows at each connect and disconnect */
 	bool stopping;
+	bool first_done;               /* the first connect failed, or its values are in */
 	struct web_set_job *jobs, **jobs_tail;       /* for the SET thread */
 	struct web_set_job *results, **results_tail; /* for the lws thread */
 	/* the threads */
@@ -222,6 +225,10 @@ struct web_panel {
 /* Start both threads (the pbusd thread connects and reconnects by itself).
  * 0 or -errno. */
 int web_panel_start(struct web_panel *panel);
+/* Wait until the pbusd thread's first connect has failed or brought its
+ * first values, at most @ms: so that pbus-web reports ready with the
+ * values it will serve. */
+void web_panel_wait_first(struct web_panel *panel, unsigned ms);
 /* Stop and join them, free everything. Accepts a panel never started. */
 void web_panel_stop(struct web_panel *panel);
 /* The model with a reference taken (NULL if none yet); lws thread. */

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,7 +315,7 @@ void web_out_free(struct web_out *o)
 
 /* Whether @text is a JSON number (RFC 8259 §6) whose value a JavaScript
  * number holds exactly enough: integers of at most 15 digits, any
- * decimal fraction or exponent. */
+ * decimal fraction or exponent, finite and not below the normal range. */
 static bool json_number(const char *text)
 {
 	const char *p = text;
@@ -351,7 +352,13 @@ static bool json_number(const char *text)
 		while (*p >= '0' && *p <= '9')
 			p++;
 	}
-	return *p == '\0' && (fraction || digits <= 15);
+	if (*p != '\0' || !(fraction || digits <= 15))
+		return false;
+	/* and one every JSON reader takes: no overflow to infinity, no
+	 * underflow (jansson refuses both) */
+	errno = 0;
+	double v = strtod(text, NULL);
+	return errno == 0 && isfinite(v);
 }
 
 void web_out_value(struct web_out *o, unsigned type, const char *text)

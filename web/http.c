@@ -204,7 +204,7 @@ static bool safe_path(const char *uri)
 static int serve_asset(struct lws *wsi, struct web_server *s, const char *uri)
 {
 	char rel[PATH_MAX], path[PATH_MAX], real[PATH_MAX];
-	if (!safe_path(uri) || strlen(uri) > 1024)
+	if (!s->assets_real[0] || !safe_path(uri) || strlen(uri) > 1024) /* no folder: nothing */
 		return respond_error(wsi, 404, "no such file", NULL);
 	snprintf(rel, sizeof(rel), "%s%s", uri + 1, uri[strlen(uri) - 1] == '/' ? "index.html" : "");
 	if (snprintf(path, sizeof(path), "%s/%s", s->assets_real, rel) >= (int)sizeof(path))

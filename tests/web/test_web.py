@@ -379,6 +379,15 @@ def test_assets(start, assets):
     still_serves(web)
 
 
+def test_assets_missing(start, pbus_tmp):
+    """--assets of a folder that does not exist: every file is 404, none
+    from elsewhere."""
+    web = start(["--assets", os.path.join(pbus_tmp, "no-such-folder")])
+    for path in ("/", "/index.html", "/etc/passwd", "/" + os.path.join(pbus_tmp, "outside.txt").lstrip("/")):
+        status, _, body = http(web, path)
+        check(status == 404 and b"root:" not in body and b"must not" not in body, f"{path}: {status}")
+
+
 # --- values ----------------------------------------------------------------------
 
 def test_hello_schema_values(start):

@@ -46,7 +46,6 @@
 #define STATE_FILE STATE_DIR "/" INSTANCE ".state"
 #define LOG_PATH "/tmp/pbusd-applied.log"
 #define SCPI_LOG_PATH "/tmp/pbus-scpi-applied.log"
-#define MOCK_PWM_STATE "/sys/kernel/debug/pbus-mock-pwm/state"
 #define PWM_DRIVER "/sys/bus/platform/drivers/pbus-mock-pwm"
 #define APPLY_TIMEOUT_MS 500 /* pbusd --apply-timeout: below pbus-hwd's 1 s restart */
 #define ROUNDS 200
@@ -108,33 +107,6 @@ static int set_bool(const char *name, bool v, unsigned flags, struct pbus_write 
 static int set_float(const char *name, float v, unsigned flags, struct pbus_write *w, uint64_t *ms)
 {
 	return set1(name, &v, sizeof(v), flags, w, ms);
-}
-
-static int wait_line(const char *chip, unsigned offset, int level)
-{
-	uint64_t end = suite_now_ms() + WAIT_MS;
-
-	do {
-		if (kenv_sim_get_value(chip, offset) == level)
-			return 0;
-		suite_sleep_ms(10);
-	} while (suite_now_ms() < end);
-	return -ETIMEDOUT;
-}
-
-/* The mock PWM's state line of @channel (without its newline) into @buf. */
-static int pwm_state(unsigned channel, char *buf, size_t size)
-{
-	char all[1024], needle[32], *line, *end;
-
-	snprintf(needle, sizeof(needle), "pwm=%u ", channel);
-	if (kenv_read_file(MOCK_PWM_STATE, all, sizeof(all)) < 0 || !(line = strstr(all, needle)))
-		return -ENOENT;
-	end = strchr(line, '\n');
-	if (end)
-		*end = 0;
-	snprintf(buf, size, "%s", line);
-	return 0;
 }
 
 /* The running pbus-hwd's pid, or 0. */
@@ -295,8 +267,8 @@ static const char *starts(void)
 		suite_sleep_ms(10);
 	T_EXPECT(hwd_pid() > 0);
 	/* The defaults applied at pbus-hwd's start: relay low, beacon high. */
-	T_EQ(wait_line("pbus-sim0", 0, 0), 0);
-	T_EQ(wait_line("pbus-sim1", 1, 1), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 0, 0, WAIT_MS), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim1", 1, 1, WAIT_MS), 0);
 	T_EQ(starve_hwd(true), 0);
 	return NULL;
 }
@@ -317,7 +289,7 @@ static const char *gpio_line_set_at_reply(void)
 			T_FAIL("round %d: SET relay without APPLIED failed", k);
 		if (kenv_sim_get_value("pbus-sim0", 0) != (int)v)
 			early++;
-		T_EQ(wait_line("pbus-sim0", 0, v), 0);
+		T_EQ(suite_wait_sim_line("pbus-sim0", 0, v, WAIT_MS), 0);
 	}
 	printf("# without APPLIED: %d of %d replies came before line A0 switched\n", early, ROUNDS);
 	if (early == 0)
@@ -370,7 +342,7 @@ static const char *pwm_duty_at_reply(void)
 
 		T_EQ(set_float("fan", duty, PBUS_CLIENT_SET_APPLIED, &w, NULL), 0);
 		snprintf(want, sizeof(want), " duty=%d ", k * 2000);
-		T_EQ(pwm_state(1, state, sizeof(state)), 0);
+		T_EQ(suite_pwm_state(1, state, sizeof(state)), 0);
 		if (!strstr(state, want))
 			T_FAIL("fan=%g acknowledged while the mock PWM shows: %s", duty, state);
 	}
@@ -447,7 +419,7 @@ static const char *pwm_unbound_eio(void)
 		       w.result, (unsigned long long)w.seq, (unsigned long long)ms);
 	T_EQ(kenv_bind(PWM_DRIVER, "pbus-mock-pwm.0"), 0);
 	T_EQ(set_float("fan", 25.0f, PBUS_CLIENT_SET_APPLIED, &w, NULL), 0);
-	T_EQ(pwm_state(1, state, sizeof(state)), 0);
+	T_EQ(suite_pwm_state(1, state, sizeof(state)), 0);
 	if (!strstr(state, "enabled=1 period=40000 duty=10000 "))
 		T_FAIL("fan=25 acknowledged after the chip came back while the mock PWM shows: %s", state);
 	return NULL;
@@ -482,7 +454,7 @@ static const char *scpi_opc_waits_for_the_line(void)
 		T_EQ(scpi_query(want, response, sizeof(response)), 0);
 		T_EXPECT(!strcmp(response, "1"));
 		snprintf(want, sizeof(want), " duty=%d ", 4000 * k);
-		T_EQ(pwm_state(1, state, sizeof(state)), 0);
+		T_EQ(suite_pwm_state(1, state, sizeof(state)), 0);
 		if (!strstr(state, want))
 			T_FAIL("SYST:FAN %d;*OPC? answered 1 while the mock PWM shows: %s", 10 * k, state);
 	}
@@ -525,7 +497,7 @@ static const char *hwd_killed_etimedout(void)
 	}
 	T_EXPECT(now > 0 && now != old);
 	/* The new pbus-hwd applies the value written meanwhile at its start. */
-	T_EQ(wait_line("pbus-sim0", 0, 1), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 0, 1, WAIT_MS), 0);
 	for (int k = 0; k < 10; k++) {
 		r = set_bool("relay", k % 2 == 1, PBUS_CLIENT_SET_APPLIED, &w, &ms);
 		if (r != 0)
@@ -549,10 +521,8 @@ static const char *stops(void)
 	}
 	pbus_client_close(client);
 	client = NULL;
-	T_EQ(kill(daemon_pid, SIGTERM), 0);
-	for (int i = 0; i < 500 && waitpid(daemon_pid, &status, WNOHANG) == 0; i++)
-		suite_sleep_ms(10);
-	T_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	status = suite_stop_pbusd(daemon_pid);
+	T_EXPECT(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	daemon_pid = 0;
 	return NULL;
 }

@@ -28,7 +28,6 @@
 #define INSTANCE "bindings"
 #define LOG_PATH "/tmp/pbusd-bindings.log"
 #define MOCK_I2C "/sys/kernel/debug/pbus-mock-i2c"
-#define MOCK_PWM_STATE "/sys/kernel/debug/pbus-mock-pwm/state"
 #define PWM_DRIVER "/sys/bus/platform/drivers/pbus-mock-pwm"
 #define WAIT_MS 5000
 
@@ -145,41 +144,18 @@ static int wait_status(const char *name, int status)
 	return -ETIMEDOUT;
 }
 
-/* The line's level as gpio-sim shows it, waited for. */
-static int wait_line(const char *chip, unsigned offset, int level)
-{
-	uint64_t end = suite_now_ms() + WAIT_MS;
-
-	do {
-		if (kenv_sim_get_value(chip, offset) == level)
-			return 0;
-		suite_sleep_ms(10);
-	} while (suite_now_ms() < end);
-	return -ETIMEDOUT;
-}
-
 /* The mock PWM's state line of @channel contains @text, waited for. */
 static int wait_pwm(unsigned channel, const char *text)
 {
 	uint64_t end = suite_now_ms() + WAIT_MS;
-	char needle[32], buf[1024];
+	char line[1024] = "";
 
-	snprintf(needle, sizeof(needle), "pwm=%u ", channel);
 	do {
-		if (kenv_read_file(MOCK_PWM_STATE, buf, sizeof(buf)) >= 0) {
-			char *line = strstr(buf, needle), *end_of_line;
-
-			if (line) {
-				end_of_line = strchr(line, '\n');
-				if (end_of_line)
-					*end_of_line = 0;
-				if (strstr(line, text))
-					return 0;
-			}
-		}
+		if (suite_pwm_state(channel, line, sizeof(line)) == 0 && strstr(line, text))
+			return 0;
 		suite_sleep_ms(10);
 	} while (suite_now_ms() < end);
-	printf("# pwm state: %s\n", buf);
+	printf("# pwm state: %s\n", line);
 	return -ETIMEDOUT;
 }
 
@@ -248,8 +224,8 @@ static const char *starts(void)
 static const char *gpio_output_initial(void)
 {
 	/* relay=false drives A0 low; relay_n=false is active-low: line 2 high. */
-	T_EQ(wait_line("pbus-sim0", 0, 0), 0);
-	T_EQ(wait_line("pbus-sim0", 2, 1), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 0, 0, WAIT_MS), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 2, 1, WAIT_MS), 0);
 	T_EQ(wait_status("relay", PBUS_STATUS_OK), 0);
 	return NULL;
 }
@@ -257,11 +233,11 @@ static const char *gpio_output_initial(void)
 static const char *gpio_output_follows(void)
 {
 	T_EQ(pbus_param_set_bool(param("relay"), true), 0);
-	T_EQ(wait_line("pbus-sim0", 0, 1), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 0, 1, WAIT_MS), 0);
 	T_EQ(pbus_param_set_bool(param("relay_n"), true), 0);
-	T_EQ(wait_line("pbus-sim0", 2, 0), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 2, 0, WAIT_MS), 0);
 	T_EQ(pbus_param_set_bool(param("relay"), false), 0);
-	T_EQ(wait_line("pbus-sim0", 0, 0), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 0, 0, WAIT_MS), 0);
 	T_EQ(wait_status("relay", PBUS_STATUS_OK), 0);
 	return NULL;
 }
@@ -410,18 +386,18 @@ static const char *gpio_chip_removed(void)
 	 * gpio-sim chip while one of its IRQs is requested, as an input with
 	 * edge detection does, makes 6.1 warn in remove_proc_entry, a kernel
 	 * teardown bug; see test-gpio's chip-removed-while-in-use.) */
-	T_EQ(wait_line("pbus-sim1", 1, 1), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim1", 1, 1, WAIT_MS), 0);
 	T_EQ(pbus_param_set_bool(param("beacon"), false), 0);
-	T_EQ(wait_line("pbus-sim1", 1, 0), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim1", 1, 0, WAIT_MS), 0);
 	T_EQ(pbus_param_set_bool(param("beacon"), true), 0);
-	T_EQ(wait_line("pbus-sim1", 1, 1), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim1", 1, 1, WAIT_MS), 0);
 	T_EQ(kenv_sim_set_live("pbus-sim1", 0), 0);
 	T_EQ(wait_status("beacon", PBUS_STATUS_INVALID), 0);
 	T_EXPECT(daemon_alive() && hwd_pid() > 0);
 	/* Changed while away; the other chip's bindings carry on. */
 	T_EQ(pbus_param_set_bool(param("beacon"), false), 0);
 	T_EQ(pbus_param_set_bool(param("relay"), true), 0);
-	T_EQ(wait_line("pbus-sim0", 0, 1), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 0, 1, WAIT_MS), 0);
 	T_EQ(kenv_sim_set_pull("pbus-sim0", 3, 1), 0);
 	T_EQ(wait_for("pulses", 6, PBUS_STATUS_OK), 0);
 	/* Back as a new chip (new gpiochipN): found by label again and driven
@@ -429,9 +405,9 @@ static const char *gpio_chip_removed(void)
 	T_EQ(kenv_sim_set_live("pbus-sim1", 1), 0);
 	T_EQ(wait_status("beacon", PBUS_STATUS_OK), 0);
 	T_EQ(kenv_sim_set_pull("pbus-sim1", 1, 1), 0);
-	T_EQ(wait_line("pbus-sim1", 1, 0), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim1", 1, 0, WAIT_MS), 0);
 	T_EQ(pbus_param_set_bool(param("beacon"), true), 0);
-	T_EQ(wait_line("pbus-sim1", 1, 1), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim1", 1, 1, WAIT_MS), 0);
 	return NULL;
 }
 
@@ -451,7 +427,7 @@ static const char *hwd_killed_is_restarted(void)
 	T_EXPECT(daemon_alive());
 	/* It runs the bindings again. */
 	T_EQ(pbus_param_set_bool(param("relay"), false), 0);
-	T_EQ(wait_line("pbus-sim0", 0, 0), 0);
+	T_EQ(suite_wait_sim_line("pbus-sim0", 0, 0, WAIT_MS), 0);
 	T_EQ(kenv_write_file(MOCK_I2C "/0x48/regs", "10 00 c8"), 0);
 	T_EQ(wait_for("volts", 0.2, PBUS_STATUS_OK), 0);
 	return NULL;
@@ -463,10 +439,8 @@ static const char *stop_takes_hwd_along(void)
 
 	pbus_table_close(table);
 	table = NULL;
-	T_EQ(kill(daemon_pid, SIGTERM), 0);
-	for (int i = 0; i < 500 && waitpid(daemon_pid, &status, WNOHANG) == 0; i++)
-		suite_sleep_ms(10);
-	T_EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	status = suite_stop_pbusd(daemon_pid);
+	T_EXPECT(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	T_EQ(hwd_pid(), 0);
 	daemon_pid = 0;
 	return NULL;

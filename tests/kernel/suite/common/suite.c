@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,4 +114,44 @@ int suite_start_pbusd(const char *schema, const char *instance, const char *stat
 	}
 	close(fds[0]);
 	return pid;
+}
+
+int suite_wait_sim_line(const char *chip, unsigned offset, int level, unsigned timeout_ms)
+{
+	uint64_t end = suite_now_ms() + timeout_ms;
+
+	do {
+		if (kenv_sim_get_value(chip, offset) == level)
+			return 0;
+		suite_sleep_ms(10);
+	} while (suite_now_ms() < end);
+	return -ETIMEDOUT;
+}
+
+int suite_pwm_state(unsigned channel, char *buf, size_t size)
+{
+	char all[1024], needle[32], *line, *end;
+
+	snprintf(needle, sizeof(needle), "pwm=%u ", channel);
+	if (kenv_read_file(SUITE_MOCK_PWM_STATE, all, sizeof(all)) < 0 || !(line = strstr(all, needle)))
+		return -ENOENT;
+	end = strchr(line, '\n');
+	if (end)
+		*end = 0;
+	snprintf(buf, size, "%s", line);
+	return 0;
+}
+
+int suite_stop_pbusd(pid_t pid)
+{
+	int status = -1;
+
+	if (kill(pid, SIGTERM) < 0)
+		return -1;
+	for (int i = 0; i < 500; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		suite_sleep_ms(10);
+	}
+	return -1;
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,5 +73,20 @@ int suite_count(const char *haystack, const char *needle);
  */
 int suite_start_pbusd(const char *schema, const char *instance, const char *state_dir,
 		      const char *log_path, const char *const *extra);
+
+/* The mock PWM driver's state file (tests/kernel/drivers/pbus-mock-pwm.c). */
+#define SUITE_MOCK_PWM_STATE "/sys/kernel/debug/pbus-mock-pwm/state"
+
+/* Wait up to @timeout_ms for gpio-sim's line @offset of @chip to read
+ * @level: 0, or -ETIMEDOUT. */
+int suite_wait_sim_line(const char *chip, unsigned offset, int level, unsigned timeout_ms);
+
+/* The mock PWM's state line of @channel ("pwm=N ...", without its
+ * newline) into @buf: 0, or -ENOENT (no such line, no state file). */
+int suite_pwm_state(unsigned channel, char *buf, size_t size);
+
+/* SIGTERM to pbusd @pid, then wait up to 5 s for it: its wait status, or
+ * -1 if it did not exit. */
+int suite_stop_pbusd(pid_t pid);
 
 #endif

@@ -22,6 +22,7 @@ import time
 import pytest
 
 from pbustest.check import TIMEOUT, Failure, check
+from pbustest.daemon import stopped
 
 SUITE = "hwd"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -261,21 +262,6 @@ def test_bad_binding_pbusd_carries_on(ctx):
     check(children(d.pid) == [] and d.proc.poll() is None, "pbus-hwd restarted, or pbusd died")
     check(ctx.run("get", "plain", instance=d.instance).out == "1\n", "pbusd no longer serves")
     d.stop()
-
-
-def stopped(pid):
-    """Whether every thread of @pid is stopped (kill(SIGSTOP) returns before
-    they are)."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-        states = []
-        for t in tids:
-            with open(f"/proc/{pid}/task/{t}/stat") as f:
-                st = f.read()
-            states.append(st[st.rindex(")") + 2])
-    except OSError:
-        return False
-    return bool(states) and all(s == "T" for s in states)
 
 
 def timed_set(ctx, instance, *args):

@@ -21,6 +21,34 @@ TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI_SCHEMA = os.path.join(TESTS_DIR, "cli", "fixtures", "test.pbs")  # every type of parameter
 
 
+def stop_process(proc, sig=signal.SIGTERM):
+    """@sig to the daemon @proc (a Popen) unless it has exited, then wait
+    for it; SIGKILL after TIMEOUT s. Its exit status (-9 if killed)."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def stopped(pid):
+    """Whether every thread of @pid is stopped (kill(SIGSTOP) returns before
+    they are)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+        states = []
+        for t in tids:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                st = f.read()
+            states.append(st[st.rindex(")") + 2])
+    except OSError:
+        return False
+    return bool(states) and all(s == "T" for s in states)
+
+
 class Daemon:
     """One pbusd serving a schema; started ready, stopped for sure."""
 
@@ -87,14 +115,7 @@ class Daemon:
         return self.proc.pid
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode if self.proc else None
+        return stop_process(self.proc, sig) if self.proc else None
 
 
 class Daemons(list):

@@ -21,6 +21,7 @@ import time
 
 from . import secutil
 from .check import TIMEOUT, Failure, check
+from .daemon import stop_process
 
 
 
@@ -98,15 +99,7 @@ class ScpiDaemon:
         """SIGTERM; the exit status (SIGKILL after TIMEOUT s: not 0)."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                return -9
-        return self.proc.returncode
+        return stop_process(self.proc)
 
 
 def start_psu(build, daemons, instance, tmp, extra=(), user=None):

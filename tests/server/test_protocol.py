@@ -37,7 +37,7 @@ import pytest
 
 from pbustest import protocol as P
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.daemon import Daemon
+from pbustest.daemon import Daemon, stopped
 from pbustest.vectors import fields_from_json, load_vectors
 from pbustest.secutil import TEST_GROUP, TEST_USER
 from pbustest.server import (FIXTURE, WAIT, ServerContext, Witness, decode, drain_notifies, expect_closed,
@@ -703,21 +703,6 @@ def hwd_children(d):
         if st[st.index("(") + 1:st.rindex(")")] == "pbus-hwd" and st[st.rindex(")") + 2] not in "ZT":
             found.append(k)
     return found
-
-
-def stopped(pid):
-    """Whether every thread of @pid is stopped (kill(SIGSTOP) returns before
-    they are)."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-        states = []
-        for t in tids:
-            with open(f"/proc/{pid}/task/{t}/stat") as f:
-                st = f.read()
-            states.append(st[st.rindex(")") + 2])
-    except OSError:
-        return False
-    return bool(states) and all(s == "T" for s in states)
 
 
 def set_applied(c, writes, flags=P.APPLIED):

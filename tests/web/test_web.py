@@ -28,6 +28,7 @@ import pytest
 import websocket
 
 from pbustest.check import TIMEOUT, Failure, check
+from pbustest.daemon import stop_process
 from pbustest.scpi import read_notify
 
 SUITE = "web"
@@ -74,15 +75,7 @@ class WebDaemon:
             return int(next(line for line in f if line.startswith("VmRSS:")).split()[1])
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                return -9
-        return self.proc.returncode
+        return stop_process(self.proc)
 
 
 @pytest.fixture(scope="module")

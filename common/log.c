@@ -23,6 +23,11 @@ void log_set_program(const char *name)
 	program = name;
 }
 
+const char *log_program(void)
+{
+	return program;
+}
+
 void log_set_level(enum log_level level)
 {
 	current = level;

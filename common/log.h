@@ -12,6 +12,8 @@ enum log_level { LOG_ERROR = 0, LOG_WARNING = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 /* The name in front of every line (default "pbusd"); set once at start. */
 void log_set_program(const char *name);
+/* That name (for messages outside the log, e.g. usage errors). */
+const char *log_program(void);
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 const char *log_level_name(enum log_level level);

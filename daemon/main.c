@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "../common/options.h"
 #include "pbusd.h"
 
 static const char usage[] =
@@ -143,19 +144,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"max-subscriptions", required_argument, NULL, OPT_MAX_SUBSCRIPTIONS},
 		{"frame-timeout", required_argument, NULL, OPT_FRAME_TIMEOUT},
 		{"max-services", required_argument, NULL, OPT_MAX_SERVICES},
-		{"log-level", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
+		OPTIONS_COMMON_LONG,
 		{NULL, 0, NULL, 0},
 	};
 	unsigned long v;
-	enum log_level level;
 	int c;
 
 	o->notify_fd = -1;
 	o->save_delay_ms = 20;
 	o->server.hwd_report_fd = -1;
-	while ((c = getopt_long(argc, argv, "s:i:d:m:g:l:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:i:d:m:g:" OPTIONS_COMMON_SHORT, longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->schema = optarg; break;
 		case 'i': o->instance = optarg; break;
@@ -229,20 +227,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--frame-timeout '%s' is not 100..3600000 ms", optarg);
 			o->server.frame_timeout_ms = (uint32_t)v;
 			break;
-		case 'l':
-			if (log_parse_level(optarg, &level) < 0)
-				return usage_error("--log-level '%s': use error, warning, info or debug", optarg);
-			log_set_level(level);
+		default: {
+			int r = options_common(c, optarg, usage);
+			if (r == 0)
+				exit(0);
+			if (r != OPTIONS_CONTINUE)
+				return r;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case 'V':
-			printf("pbusd %d.%d.%d\n", PBUS_VERSION_MAJOR, PBUS_VERSION_MINOR, PBUS_VERSION_PATCH);
-			exit(0);
-		default:
-			fprintf(stderr, "Try 'pbusd --help'.\n");
-			return 2;
+		}
 		}
 	}
 	if (optind < argc)

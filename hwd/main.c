@@ -26,6 +26,7 @@
 
 #include "../common/hwd-report.h"
 #include "../common/log.h"
+#include "../common/options.h"
 #include "../lib/clock-internal.h" /* pbus_monotonic_ns() */
 #include "pbus-hwd.h"
 
@@ -53,6 +54,7 @@ static const char usage[] =
 	"                         pbusd passes it; never blocks on a full pipe\n"
 	"  -l, --log-level LEVEL  error, warning, info (default) or debug\n"
 	"  -h, --help             show this help\n"
+	"  -V, --version          show the version\n"
 	"\n"
 	"Exit status: 0 after SIGTERM/SIGINT or a good --check, 1 on an error (bad\n"
 	"binding, no such instance, schema mismatch), 2 on a usage error, 3 when\n"
@@ -479,21 +481,19 @@ int main(int argc, char **argv)
 		{"instance", required_argument, NULL, 'i'},
 		{"check", no_argument, NULL, 'c'},
 		{"report-fd", required_argument, NULL, 'r'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
+		OPTIONS_COMMON_LONG,
 		{NULL, 0, NULL, 0},
 	};
 	const char *schema_path = NULL, *instance = NULL;
 	struct hwd h = {.epoll_fd = -1, .signal_fd = -1, .maintenance_fd = -1, .report_fd = -1};
 	struct pbus_schema *schema = NULL;
-	enum log_level level;
 	bool check = false;
 	char error[512] = "";
 	sigset_t signals;
 	int c, r, status = 1;
 
 	log_set_program("pbus-hwd");
-	while ((c = getopt_long(argc, argv, "s:i:l:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:i:" OPTIONS_COMMON_SHORT, longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': schema_path = optarg; break;
 		case 'i': instance = optarg; break;
@@ -503,16 +503,11 @@ int main(int argc, char **argv)
 			if (h.report_fd < 0)
 				return 2;
 			break;
-		case 'l':
-			if (log_parse_level(optarg, &level) < 0) {
-				fprintf(stderr, "pbus-hwd: --log-level '%s': use error, warning, info or debug\n",
-					optarg);
-				return 2;
-			}
-			log_set_level(level);
+		default:
+			r = options_common(c, optarg, usage);
+			if (r != OPTIONS_CONTINUE)
+				return r;
 			break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fprintf(stderr, "Try 'pbus-hwd --help'.\n"); return 2;
 		}
 	}
 	if (optind < argc || !schema_path || !instance) {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/options.h"
 #include "hislip.h"
 #include "pbus-scpi.h"
 
@@ -354,20 +355,6 @@ static void close_idle(struct daemon *d)
 	}
 }
 
-static int parse_count(const char *opt, const char *text, unsigned long min, unsigned long max,
-		       unsigned long *ret)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(text, &end, 10);
-	if (*end || end == text || errno || v < min || v > max || text[0] == '-') {
-		fprintf(stderr, "pbus-scpi: --%s '%s': use a number from %lu to %lu\n", opt, text, min, max);
-		return -1;
-	}
-	*ret = v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const char *instance = NULL, *tree_path = NULL, *listen_text = "127.0.0.1:5025",
@@ -386,14 +373,12 @@ int main(int argc, char **argv)
 		{"notify-fd", required_argument, NULL, 'N'},
 		{"status-interval", required_argument, NULL, 'S'},
 		{"call-timeout", required_argument, NULL, 'C'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
+		OPTIONS_COMMON_LONG,
 		{0},
 	};
 	log_set_program("pbus-scpi");
 	int opt;
-	while ((opt = getopt_long(argc, argv, "i:t:L:H:s:c:m:T:l:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:t:L:H:s:c:m:T:" OPTIONS_COMMON_SHORT, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': instance = optarg; break;
 		case 't': tree_path = optarg; break;
@@ -401,44 +386,35 @@ int main(int argc, char **argv)
 		case 'H': hislip_text = optarg; break;
 		case 's': socket_dir = optarg; break;
 		case 'c':
-			if (parse_count("max-clients", optarg, 1, 4096, &max_clients) < 0)
+			if (options_count("max-clients", optarg, 1, 4096, &max_clients) < 0)
 				return 2;
 			break;
 		case 'm':
-			if (parse_count("max-line", optarg, 64, 16u << 20, &max_line) < 0)
+			if (options_count("max-line", optarg, 64, 16u << 20, &max_line) < 0)
 				return 2;
 			break;
 		case 'T':
-			if (parse_count("idle-timeout", optarg, 0, 86400 * 365, &idle) < 0)
+			if (options_count("idle-timeout", optarg, 0, 86400 * 365, &idle) < 0)
 				return 2;
 			break;
 		case 'S':
-			if (parse_count("status-interval", optarg, 0, 60000, &status_interval) < 0)
+			if (options_count("status-interval", optarg, 0, 60000, &status_interval) < 0)
 				return 2;
 			break;
 		case 'C':
-			if (parse_count("call-timeout", optarg, 1, 3600000, &call_timeout) < 0)
+			if (options_count("call-timeout", optarg, 1, 3600000, &call_timeout) < 0)
 				return 2;
 			break;
 		case 'N':
-			if (parse_count("notify-fd", optarg, 0, INT_MAX, &notify_fd) < 0)
+			if (options_count("notify-fd", optarg, 0, INT_MAX, &notify_fd) < 0)
 				return 2;
 			break;
-		case 'l': {
-			enum log_level level;
-			if (log_parse_level(optarg, &level) < 0) {
-				fprintf(stderr, "pbus-scpi: --log-level '%s': use error, warning, info or debug\n",
-					optarg);
-				return 2;
-			}
-			log_set_level(level);
+		default: {
+			int r = options_common(opt, optarg, usage);
+			if (r != OPTIONS_CONTINUE)
+				return r;
 			break;
 		}
-		case 'h': fputs(usage, stdout); return 0;
-		case 'V':
-			printf("pbus-scpi %d.%d.%d\n", PBUS_VERSION_MAJOR, PBUS_VERSION_MINOR, PBUS_VERSION_PATCH);
-			return 0;
-		default: fputs(usage, stderr); return 2;
 		}
 	}
 	if (!instance || optind != argc) {

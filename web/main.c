@@ -20,6 +20,7 @@
 #include <parambus/common.h>
 
 #include "../common/log.h"
+#include "../common/options.h"
 #include "pbus-web.h"
 
 #ifndef PBUS_WEB_ASSETS
@@ -97,20 +98,6 @@ static void lws_log(int level, const char *line)
 		n--;
 	log_msg(level == LLL_ERR ? LOG_ERROR : level == LLL_WARN ? LOG_WARNING : LOG_DEBUG, "lws: %.*s", (int)n,
 		line);
-}
-
-static int parse_count(const char *opt, const char *text, unsigned long min, unsigned long max,
-		       unsigned long *ret)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(text, &end, 10);
-	if (*end || end == text || errno || v < min || v > max || text[0] == '-') {
-		fprintf(stderr, "pbus-web: --%s '%s': use a number from %lu to %lu\n", opt, text, min, max);
-		return -1;
-	}
-	*ret = v;
-	return 0;
 }
 
 /* "ADDR:PORT" or "[V6ADDR]:PORT" into @addr and *port. */
@@ -191,14 +178,12 @@ int main(int argc, char **argv)
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
 		{"hash-password", no_argument, NULL, OPT_HASH},
-		{"log-level", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
+		OPTIONS_COMMON_LONG,
 		{0},
 	};
 	log_set_program("pbus-web");
 	int opt;
-	while ((opt = getopt_long(argc, argv, "i:L:a:s:u:r:c:l:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:L:a:s:u:r:c:" OPTIONS_COMMON_SHORT, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': instance = optarg; break;
 		case 'L': listen_text = optarg; break;
@@ -213,23 +198,23 @@ int main(int argc, char **argv)
 			read_login = strcmp(optarg, "login") == 0;
 			break;
 		case OPT_TTL:
-			if (parse_count("session-ttl", optarg, 1, 86400 * 30, &ttl) < 0)
+			if (options_count("session-ttl", optarg, 1, 86400 * 30, &ttl) < 0)
 				return 2;
 			break;
 		case OPT_BURST:
-			if (parse_count("login-burst", optarg, 1, 1000, &burst) < 0)
+			if (options_count("login-burst", optarg, 1, 1000, &burst) < 0)
 				return 2;
 			break;
 		case OPT_REFILL:
-			if (parse_count("login-refill", optarg, 1, 86400, &refill) < 0)
+			if (options_count("login-refill", optarg, 1, 86400, &refill) < 0)
 				return 2;
 			break;
 		case 'c':
-			if (parse_count("max-clients", optarg, 1, 1024, &max_clients) < 0)
+			if (options_count("max-clients", optarg, 1, 1024, &max_clients) < 0)
 				return 2;
 			break;
 		case OPT_MAX_MESSAGE:
-			if (parse_count("max-message", optarg, 256, 1 << 20, &max_message) < 0)
+			if (options_count("max-message", optarg, 256, 1 << 20, &max_message) < 0)
 				return 2;
 			break;
 		case OPT_ALLOW_ORIGIN:
@@ -242,28 +227,20 @@ int main(int argc, char **argv)
 		case OPT_TLS_CERT: tls_cert = optarg; break;
 		case OPT_TLS_KEY: tls_key = optarg; break;
 		case OPT_INTERVAL:
-			if (parse_count("interval", optarg, 0, 60000, &interval) < 0)
+			if (options_count("interval", optarg, 0, 60000, &interval) < 0)
 				return 2;
 			break;
 		case OPT_NOTIFY_FD:
-			if (parse_count("notify-fd", optarg, 0, INT_MAX, &notify_fd) < 0)
+			if (options_count("notify-fd", optarg, 0, INT_MAX, &notify_fd) < 0)
 				return 2;
 			break;
 		case OPT_HASH: return hash_password();
-		case 'l': {
-			enum log_level level;
-			if (log_parse_level(optarg, &level) < 0) {
-				fprintf(stderr, "pbus-web: --log-level '%s': use error, warning, info or debug\n", optarg);
-				return 2;
-			}
-			log_set_level(level);
+		default: {
+			int r = options_common(opt, optarg, usage);
+			if (r != OPTIONS_CONTINUE)
+				return r;
 			break;
 		}
-		case 'h': fputs(usage, stdout); return 0;
-		case 'V':
-			printf("pbus-web %d.%d.%d\n", PBUS_VERSION_MAJOR, PBUS_VERSION_MINOR, PBUS_VERSION_PATCH);
-			return 0;
-		default: fputs(usage, stderr); return 2;
 		}
 	}
 	if (!instance || optind != argc) {

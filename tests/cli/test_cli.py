@@ -857,3 +857,31 @@ def test_info(ctx):
     check(doc["owner_pid"] == ctx.daemon.pid and doc["state"] == "live" and doc["param_count"] == len(PARAMS), f"{doc}")
 
 
+
+
+def test_daemons_share_their_common_options(ctx, pbus_build):
+    """pbusd, pbus-hwd, pbus-scpi and pbus-web take -l/--log-level,
+    -h/--help and -V/--version alike (common/options.c), and refuse an
+    unknown option or a bad level in one form."""
+    for name in ("pbusd", "pbus-hwd", "pbus-scpi", "pbus-web"):
+        exe = pbus_build.path("daemon", name)
+        pbus_build.require(exe)
+
+        def run(*args):
+            r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=TIMEOUT)
+            return r.returncode, r.stdout, r.stderr
+
+        for flag in ("-V", "--version"):
+            rc, out, err = run(flag)
+            check(rc == 0 and re.fullmatch(rf"{name} \d+\.\d+\.\d+\n", out) and err == "",
+                  f"{name} {flag}: {rc} {out!r} {err!r}")
+        for flag in ("-h", "--help"):
+            rc, out, err = run(flag)
+            check(rc == 0 and out.startswith(f"Usage: {name} ") and "--version" in out
+                  and "--log-level" in out and err == "", f"{name} {flag}: {rc} {err!r}")
+        rc, out, err = run("--log-level", "loud")
+        check(rc == 2 and out == "" and err == f"{name}: --log-level 'loud': use error, warning, info or debug\n",
+              f"{name} --log-level loud: {rc} {err!r}")
+        rc, out, err = run("--bogus")
+        check(rc == 2 and out == "" and err.endswith(f"Try '{name} --help'.\n") and err.count("\n") == 2,
+              f"{name} --bogus: {rc} {err!r}")

@@ -460,6 +460,21 @@ static int refuse_duplicate_names(struct parser *ps)
 }
 
 /* Split @line (modified) at single spaces into at most MAX_TOKENS tokens. */
+/* Whether the first word of a file is how Franca IDL or a deployment
+ * starts (a comment, or its first keyword): the usual mistake of giving
+ * pbusd the source instead of pbus-gen's output. */
+static bool is_franca_keyword(const char *word)
+{
+	static const char *const words[] = {"package", "import", "specification", "define"};
+
+	if (!strncmp(word, "//", 2) || !strncmp(word, "/*", 2))
+		return true;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(word, words[i]))
+			return true;
+	return false;
+}
+
 static int split(struct parser *ps, char *line, char **tok)
 {
 	int n = 0;
@@ -521,7 +536,11 @@ static int parse_text(struct parser *ps, const char *text, size_t length)
 			break;
 		}
 		if (!seen_version) {
-			if (strcmp(tok[0], "pbus-schema"))
+			if (strcmp(tok[0], "pbus-schema") && is_franca_keyword(tok[0]))
+				r = fail(ps, "this is Franca IDL or a deployment (.fidl, .fdepl), not a compiled "
+					     "schema: compile it with 'pbus-gen --schema OUT.pbs FILE' "
+					     "(docs/generator.md)");
+			else if (strcmp(tok[0], "pbus-schema"))
 				r = fail(ps, "expected 'pbus-schema 1' as the first record");
 			else if (ntok != 2 || strcmp(tok[1], "1"))
 				r = fail(ps, "unsupported schema format version '%s' (this library reads 1)",

@@ -550,6 +550,11 @@ void tool_parse_error_text(const struct pbus_view *view, uint32_t index, int neg
 			snprintf(buf, size, "not an enumerator (one of %s)", detail);
 		} else {
 			tool_limits_text(&info, detail, sizeof(detail));
+			/* A float or double without limits: beyond what the type holds. */
+			if (!detail[0] && element == PBUS_TYPE_FLOAT)
+				snprintf(detail, sizeof(detail), "a float is at most \u00b13.4028235e38");
+			else if (!detail[0])
+				snprintf(detail, sizeof(detail), "a double is at most \u00b11.7976931348623157e308");
 			snprintf(buf, size, "%s out of range (%s)", array ? "element" : "value",
 				 detail);
 		}

@@ -225,13 +225,17 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _write(outputs) -> int:
-    try:
-        for path, text in outputs:
+    for path, text in outputs:
+        try:
             if path == "-":
                 sys.stdout.write(text)
+                sys.stdout.flush()
             else:
                 write_if_changed(path, text)
-    except OSError as exc:
-        print(f"error: cannot write '{exc.filename}': {exc.strerror}", file=sys.stderr)
-        return 1
+        except OSError as exc:
+            # The output's own name: exc.filename is None when the write or
+            # the close failed (a full disk), or a temporary file's name.
+            name = "standard output" if path == "-" else f"'{path}'"
+            print(f"pbus-gen: cannot write {name}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
     return 0

@@ -885,3 +885,18 @@ def test_daemons_share_their_common_options(ctx, pbus_build):
         rc, out, err = run("--bogus")
         check(rc == 2 and out == "" and err.endswith(f"Try '{name} --help'.\n") and err.count("\n") == 2,
               f"{name} --bogus: {rc} {err!r}")
+
+
+def test_out_of_range_without_limits_names_the_types_range(ctx, tmp_path):
+    """A float or double without limits, set beyond what the type holds:
+    the message says the type's range (it said "out of range ()")."""
+    schema = tmp_path / "nolimits.pbs"
+    schema.write_text("pbus-schema 1\ninterface a.B 1.0\nparam f float\nparam d double\nparam fa float[] count=2\n")
+    name = ctx.new_instance_name()
+    ctx.start_daemon(instance=name, schema=str(schema))
+    for arg, want in (("f=3.4028236e38", "value out of range (a float is at most \u00b13.4028235e38)"),
+                      ("f=-1e39", "value out of range (a float is at most \u00b13.4028235e38)"),
+                      ("fa=1,1e39", "element out of range (a float is at most \u00b13.4028235e38)"),
+                      ("d=1e400", "value out of range (a double is at most \u00b11.7976931348623157e308)")):
+        one_line_error(ctx.run("-i", name, "set", arg, instance=False), 1, re.escape(f"pbus: set {arg}: {want}"))
+    check(ctx.ok("-i", name, "set", "f=3.4028235e38", instance=False).out == "", "FLT_MAX refused")

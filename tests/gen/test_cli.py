@@ -159,3 +159,16 @@ def test_console_script_installed():
         pytest.skip("pbus-gen not installed in this environment (pip install -e gen)")
     r = subprocess.run([exe, "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("pbus-gen ")
+
+
+def test_write_error_names_the_output(tmp_path, monkeypatch, capsys):
+    """A failed write names the file pbus-gen was told to write (a full
+    disk: no filename in the error; a folder that cannot be made)."""
+    monkeypatch.chdir(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "psu"))
+    assert cli.main(["--schema", "/dev/full", "psu.fdepl"]) == 1
+    assert capsys.readouterr().err == "pbus-gen: cannot write '/dev/full': No space left on device\n"
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = str(blocker / "sub" / "x.pbs")
+    assert cli.main(["--schema", out, "psu.fdepl"]) == 1
+    assert capsys.readouterr().err == f"pbus-gen: cannot write '{out}': Not a directory\n"

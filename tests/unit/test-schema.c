@@ -91,6 +91,10 @@ static void bad_inputs(void)
 		{"", "empty schema"},
 		{"pbus-schema 2\n", "bad.pbs:1: unsupported schema format version '2'"},
 		{"hello\n", "expected 'pbus-schema 1'"},
+		/* the Franca sources given instead of pbus-gen's output */
+		{"// the demo\nimport \"psu.fidl\"\n", "bad.pbs:1: this is Franca IDL or a deployment (.fidl, .fdepl)"},
+		{"package com.example.psu\n", "compile it with 'pbus-gen --schema OUT.pbs FILE'"},
+		{"specification a.b.C {\n", "this is Franca IDL"},
 		{"pbus-schema 1\nparam a bool\n", "bad.pbs:2: expected the interface record"},
 		{"pbus-schema 1\ninterface x 1\n", "expected 'interface NAME MAJOR.MINOR'"},
 		{"pbus-schema 1\ninterface x.Y 1.0\nparam a bool", "does not end with a newline"},

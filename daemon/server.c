@@ -576,6 +576,50 @@ static int add_fd(struct server *s, int fd, int *tag)
 	return epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
+/* One warning per WritableBy group that does not exist on this system (a
+ * fresh install, a typo), naming its parameters and what to do: a line per
+ * parameter said the same thing seven times over for the demo. */
+static void warn_missing_groups(const struct server *s, const struct pbus_schema *schema)
+{
+	for (uint32_t i = 0; i < s->param_count; i++) {
+		const char *group = schema->params[i].group;
+		char names[256];
+		size_t used = 0;
+		unsigned count = 0, listed = 0;
+		bool first = true;
+
+		if (!group || s->param_gid[i] != (gid_t)-1)
+			continue;
+		for (uint32_t j = 0; j < i && first; j++)
+			if (schema->params[j].group && !strcmp(schema->params[j].group, group))
+				first = false;
+		if (!first)
+			continue;
+		names[0] = 0;
+		for (uint32_t j = i; j < s->param_count; j++) {
+			if (!schema->params[j].group || strcmp(schema->params[j].group, group))
+				continue;
+			count++;
+			int n = snprintf(names + used, sizeof(names) - used, "%s%s", listed ? ", " : "",
+					 schema->params[j].name);
+			/* keep room for " and N more" */
+			if (n > 0 && (size_t)n < sizeof(names) - used - 24) {
+				used += (size_t)n;
+				listed++;
+			} else {
+				names[used] = 0;
+			}
+		}
+		if (listed < count)
+			snprintf(names + used, sizeof(names) - used, " and %u more", count - listed);
+		log_msg(LOG_WARNING,
+			"server: group '%s' does not exist, so only pbusd's user and root may write %s %s "
+			"(WritableBy in the deployment); to let others, create it (groupadd %s) and add "
+			"their users (docs/security.md)",
+			group, count == 1 ? "its parameter" : "its parameters", names, group);
+	}
+}
+
 /* Everything but the socket and the threads (the fuzz target,
  * tests/fuzz/, drives a server made this way directly). */
 int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
@@ -665,10 +709,8 @@ int server_prepare(struct pbus_table *owner, const struct pbus_schema *schema,
 		s->param_gid[i] = g ? g->gr_gid : (gid_t)-1;
 		if (pbus_hwd_kind_is_output(pbus_schema_param_extra(schema, i, "hw")))
 			s->output_bound[i / 64] |= UINT64_C(1) << (i % 64);
-		if (group && !g)
-			log_msg(LOG_WARNING, "server: parameter '%s': group '%s' does not exist; only "
-				"pbusd's user and root may write it", schema->params[i].name, group);
 	}
+	warn_missing_groups(s, schema);
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s->changed_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->saved_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

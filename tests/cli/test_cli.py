@@ -900,3 +900,23 @@ def test_out_of_range_without_limits_names_the_types_range(ctx, tmp_path):
                       ("d=1e400", "value out of range (a double is at most \u00b11.7976931348623157e308)")):
         one_line_error(ctx.run("-i", name, "set", arg, instance=False), 1, re.escape(f"pbus: set {arg}: {want}"))
     check(ctx.ok("-i", name, "set", "f=3.4028235e38", instance=False).out == "", "FLT_MAX refused")
+
+
+def test_missing_writer_group_is_one_warning_per_group(ctx, tmp_path):
+    """A WritableBy group missing on this system: one warning per group,
+    naming its parameters and how to create it (the demo printed seven
+    lines saying the same)."""
+    schema = tmp_path / "groups.pbs"
+    params = "".join(f"param setting_number_{k} int32 group=pbus-nosuch-a\n" for k in range(40))
+    schema.write_text("pbus-schema 1\ninterface a.B 1.0\n" + params + "param q int32 group=pbus-nosuch-b\n"
+                      "param r int32 group=root\n")
+    d = ctx.start_daemon(instance=ctx.new_instance_name(), schema=str(schema))
+    lines = [line for line in d.log().splitlines() if "does not exist" in line]
+    check(len(lines) == 2, f"expected one warning per missing group: {lines}")
+    check(re.search(r"warning: server: group 'pbus-nosuch-a' does not exist, so only pbusd's user and root "
+                    r"may write its parameters setting_number_0, setting_number_1, .*, setting_number_\d+ and \d+ more \(WritableBy in the deployment\); "
+                    r"to let others, create it \(groupadd pbus-nosuch-a\) and add their users "
+                    r"\(docs/security\.md\)$", lines[0]), lines[0])
+    check(lines[1].endswith("group 'pbus-nosuch-b' does not exist, so only pbusd's user and root may write its "
+                            "parameter q (WritableBy in the deployment); to let others, create it "
+                            "(groupadd pbus-nosuch-b) and add their users (docs/security.md)"), lines[1])

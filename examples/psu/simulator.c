@@ -100,12 +100,16 @@ static int write_state(struct psu *psu, const struct model *m, uint64_t now)
 	return pbus_table_write_many(psu_table(psu), w, 3);
 }
 
-static void trip(struct model *m, enum psu_trip_cause cause, const char *why)
+/* Trips the output: @why (at most 60 bytes) and @fix (at most 31) make the
+ * status text, which fits the 128-byte parameter; the same goes to stderr,
+ * so that a demo whose restored settings trip at once says why and what to
+ * do. */
+static void trip(struct model *m, enum psu_trip_cause cause, const char *why, const char *fix)
 {
 	m->state = PSU_OUTPUT_STATE_TRIPPED;
 	m->cause = cause;
-	/* The reason is at most 80 bytes; the text fits the 128-byte parameter. */
-	snprintf(m->status, sizeof(m->status), "tripped: %.80s; cycle the output", why);
+	snprintf(m->status, sizeof(m->status), "tripped: %.60s; %.31s, then cycle the output", why, fix);
+	fprintf(stderr, "psu-sim: output %s\n", m->status);
 	if (m->server)
 		psu_server_PowerSupply_fire_protectionTripped(m->server, cause, m->measured_voltage);
 }
@@ -240,9 +244,9 @@ static int tick(struct psu *psu, struct pbus_batch *measurements, struct model *
 			char why[81];
 
 			snprintf(why, sizeof(why), "over-voltage, setpoint %.3f V above OVP %.2f V", vset, ovp);
-			trip(m, PSU_TRIP_CAUSE_OVER_VOLTAGE, why);
+			trip(m, PSU_TRIP_CAUSE_OVER_VOLTAGE, why, "lower the setpoint or raise OVP");
 		} else if (m->temperature > OVER_TEMPERATURE_C) {
-			trip(m, PSU_TRIP_CAUSE_OVER_TEMPERATURE, "heat sink above 85 degC");
+			trip(m, PSU_TRIP_CAUSE_OVER_TEMPERATURE, "heat sink above 85 degC", "let it cool");
 		}
 	}
 	if (m->state == PSU_OUTPUT_STATE_ON) {

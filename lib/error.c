@@ -20,6 +20,9 @@ const char *pbus_strerror(int negative_errno)
 	case ESTALE: return "instance closed or replaced (reopen it)";
 	case EBUSY: return "busy (held by another owner or writer)";
 	case EPROTO: return "not a parambus segment of a supported format";
+	case EMEDIUMTYPE:
+		return "the instance was made from another schema (regenerate the bindings with pbus-gen "
+		       "from its .fidl and .fdepl, or open the right instance)";
 	case ESRCH: return "the instance's owner (pbusd) is not running";
 	case EPERM: return "not permitted (no write right, or the instance belongs to an untrusted user)";
 	case ENOBUFS: return "buffer too small";

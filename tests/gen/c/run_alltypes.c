@@ -89,6 +89,21 @@ int main(void)
 	all_types_close(t);
 	pbus_instance_remove(owner);
 	pbus_schema_free(schema);
+
+	/* An instance of another schema: refused with its own error, whose
+	 * text says so (it said "not a parambus segment of a supported format"). */
+	{
+		static const char other[] = "pbus-schema 1\ninterface org.example.Other 1.0\nparam x int32\n";
+		struct all_types *wrong = NULL;
+
+		CHECK(pbus_schema_parse(other, sizeof(other) - 1, "other.pbs", err, sizeof(err), &schema) == 0);
+		CHECK(pbus_instance_create(name, schema, NULL, &owner) == 0);
+		CHECK(pbus_instance_publish(owner) == 0);
+		CHECK(all_types_open(name, PBUS_OPEN_READ, &wrong) == -EMEDIUMTYPE && wrong == NULL);
+		CHECK(strstr(pbus_strerror(-EMEDIUMTYPE), "made from another schema (regenerate the bindings") != NULL);
+		pbus_instance_remove(owner);
+		pbus_schema_free(schema);
+	}
 	if (pbus_check_exit())
 		return 1;
 	printf("ok\n");

@@ -71,7 +71,7 @@ int all_types_open(const char *instance, unsigned flags, struct all_types **ret)
 		return r;
 	if (pbus_table_schema_hash(table) != ALL_TYPES_SCHEMA_HASH ||
 	    pbus_table_param_count(table) != (uint32_t)ALL_TYPES_PARAM_COUNT) {
-		r = -EPROTO;
+		r = -EMEDIUMTYPE;
 		goto fail;
 	}
 	handle = (struct all_types *)calloc(1, sizeof(*handle));

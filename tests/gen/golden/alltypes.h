@@ -2,7 +2,7 @@
 /*
  * Typed access to an instance of org.example.alltypes.AllTypes 3.7.
  *
- * all_types_open() opens an instance by name and refuses it (-EPROTO) unless it
+ * all_types_open() opens an instance by name and refuses it (-EMEDIUMTYPE) unless it
  * was created from the very schema this file was generated from; the
  * getters and setters below then reach each parameter by its index, without
  * a lookup. Getters are inline and lock-free and return the value's status
@@ -97,7 +97,7 @@ struct all_types {
 
 /*
  * Open instance @instance (e.g. "psu1") with @flags (enum pbus_open_flag)
- * and check that it was built from this schema: -EPROTO if its schema hash
+ * and check that it was built from this schema: -EMEDIUMTYPE if its schema hash
  * or parameter count differ, -ENOMEM, or any error of pbus_table_open().
  * The caller owns *ret and frees it with all_types_close().
  */

@@ -66,7 +66,7 @@ int psu_open(const char *instance, unsigned flags, struct psu **ret)
 		return r;
 	if (pbus_table_schema_hash(table) != PSU_SCHEMA_HASH ||
 	    pbus_table_param_count(table) != (uint32_t)PSU_PARAM_COUNT) {
-		r = -EPROTO;
+		r = -EMEDIUMTYPE;
 		goto fail;
 	}
 	handle = (struct psu *)calloc(1, sizeof(*handle));

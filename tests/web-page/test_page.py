@@ -18,6 +18,8 @@ import http.server
 import importlib.util
 import os
 import re
+import select
+import signal
 import struct
 import subprocess
 import threading
@@ -589,3 +591,55 @@ def test_stats_and_page_weight(panel):
     check({"panel.js", "uPlot.iife.min.js", "panel.css", "trend.js"} <= names, f"loaded: {names}")
     total = sum(size for _, size in sizes)
     check(0 < total < 300 * 1024, f"the page weighs {total} bytes as served")
+
+
+def test_demo_serves_the_page(pbus_build, pbus_tmp, pbus_instances, browser):
+    """`make demo` (examples/psu/run-demo) starts pbus-web with the built
+    page and prints its URL and the demo user's login, which writes."""
+    d = browser
+    instance = pbus_instances.name("psu-demo")
+    state = os.path.join(pbus_tmp, f"{instance}-state")
+    env = dict(os.environ, PBUS_DEMO_INSTANCE=instance, PBUS_DEMO_STATE=state, PBUS_DEMO_SCPI="off",
+               PBUS_DEMO_WEB="127.0.0.1:0", PBUS_DEMO_CHANGES="100000")
+    demo = subprocess.Popen([os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "psu", "run-demo"),
+                             pbus_build.dir], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        out, deadline = b"", time.monotonic() + TIMEOUT
+        while b"Ctrl-C stops the demo" not in out:
+            check(time.monotonic() < deadline, f"run-demo did not start: {out.decode(errors='replace')}")
+            chunk = select.select([demo.stdout], [], [], 0.5)[0] and os.read(demo.stdout.fileno(), 65536)
+            check(chunk != b"", f"run-demo ended: {out.decode(errors='replace')}")
+            out += chunk or b""
+        text = out.decode(errors="replace")
+        url = re.search(r"Web front panel on (http://127\.0\.0\.1:\d+/)", text)
+        password = re.search(r"user demo, password (\S+)", text)
+        check(url and password, f"no URL or login in run-demo's output: {text[-800:]}")
+        with open(os.path.join(state, "web-password")) as f:
+            check(f.read().strip() == password.group(1), "the printed password is not the kept one")
+        check(os.stat(os.path.join(state, "web-users")).st_mode & 0o077 == 0, "web-users readable by others")
+        d.delete_all_cookies()
+        d.get(url.group(1))
+        until(lambda: js(d, "return window.pbusStats && pbusStats.firstRenderMs !== null"), "the demo's page")
+        until(lambda: d.find_element(By.ID, "title").text == "ACME Instruments PSU-3005", "the demo's identity")
+        until(lambda: re.fullmatch(r"\d+\.\d+", row(d, "measured_voltage")["value"] or ""), "a measured voltage")
+        d.find_element(By.ID, "login-user").send_keys("demo")
+        d.find_element(By.ID, "login-password").send_keys(password.group(1))
+        d.find_element(By.ID, "login-submit").click()
+        until(lambda: setting(d, "voltage_setpoint")["disabled"] is False, "the demo user may write")
+        field = d.find_element(By.CSS_SELECTOR, 'form.setting[data-name="voltage_setpoint"] input')
+        field.clear()
+        field.send_keys("6.5" + Keys.ENTER)
+        pbus = [pbus_build.pbus, "-i", instance, "get", "voltage_setpoint"]
+        until(lambda: subprocess.run(pbus, capture_output=True, text=True, timeout=TIMEOUT).stdout.strip() == "6.5",
+              "the demo's voltage_setpoint set from the page")
+    finally:
+        d.get("about:blank")
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it
+            try:
+                demo.communicate(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(demo.pid, signal.SIGKILL)
+                demo.communicate()
+    check(demo.returncode in (0, 130), f"run-demo's exit status after Ctrl-C: {demo.returncode}")

@@ -157,7 +157,13 @@ export class Trend {
       stroke: "#555",
       grid: { show: n === 0, stroke: "#eee" },
       ticks: { stroke: "#ccc" },
-      size: 52,
+      size: 56,
+      // as many decimals as the ticks' spacing needs (uPlot's default
+      // stops at three: 0.1105 and 0.1110 would both read 0.111)
+      values: (u, splits, axis, space, incr) => {
+        const decimals = Math.min(12, Math.max(0, -Math.floor(Math.log10(incr) + 1e-9)));
+        return splits.map((v) => v.toFixed(decimals));
+      },
     }));
     const scales = { x: { time: true } };
     // y: the data's range with some room, and never narrower than 1 % of

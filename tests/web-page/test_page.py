@@ -572,9 +572,16 @@ def test_screenshot(panel):
 def test_stats_and_page_weight(panel):
     """window.pbusStats as the benchmark reads it, and everything the page
     loads (as pbus-web serves it) under the 300 KiB target."""
-    panel.start_sim()
     open_page(panel)
     d = panel.driver
+    # the first values are the state as it is, not updates: no latencies
+    check(js(d, "return pbusStats.count") == 0 and js(d, "return pbusStats.messages") >= 1,
+          f"after the first values: {js(d, 'return [pbusStats.count, pbusStats.messages]')}")
+    panel.pbus("set", "voltage_setpoint=3")
+    until(lambda: js(d, "return pbusStats.count") >= 1, "the latency of one update")
+    one = js(d, "return [pbusStats.count, pbusStats.latencies[0]]")
+    check(one[0] == 1 and -50 < one[1] < UPDATE_BOUND_S * 1000, f"one write, one latency: {one}")
+    panel.start_sim()
     until(lambda: js(d, "return pbusStats.count") > 200, "latencies recorded")
     s = js(d, """const s = pbusStats, n = Math.min(s.count, s.latencies.length);
                  const l = Array.from(s.latencies.subarray(0, n));

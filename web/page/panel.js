@@ -28,6 +28,7 @@ const app = {
   byName: new Map(),
   pbusd: false,
   rendered: false,       // firstRenderMs recorded
+  snapshot: false,       // the next values are the first of a connection
   connection: null,
   settings: null,
   trend: null,
@@ -153,7 +154,10 @@ function applyEntry(e) {
 function onValues(list) {
   for (let i = 0; i < list.length; i++) applyEntry(list[i]);
   const now = nowRealtimeMs();
-  for (let i = 0; i < list.length; i++) recordLatency(now, list[i][3]);
+  // The first values after a hello or after pbusd came back are the state
+  // as it is, written whenever: not updates, so not latencies.
+  if (app.snapshot) app.snapshot = false;
+  else for (let i = 0; i < list.length; i++) recordLatency(now, list[i][3]);
   stats.messages++;
   if (!app.rendered && app.params.every((p) => !p.readable || p.value !== undefined)) {
     app.rendered = true;
@@ -284,6 +288,7 @@ function onMessage(msg) {
     break;
   case "hello":
     app.hello = msg;
+    app.snapshot = true;
     showIdentity();
     showUser(msg);
     showPbusd(msg.pbusd);
@@ -292,6 +297,7 @@ function onMessage(msg) {
     onSchema(msg);
     break;
   case "pbusd":
+    if (msg.connected) app.snapshot = true;
     showPbusd(msg.connected);
     break;
   case "set-result":

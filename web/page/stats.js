@@ -3,7 +3,9 @@
 //
 //   latencies     Float64Array ring of update latencies in ms: for each
 //                 values entry, the wall clock after the page applied it
-//                 to the DOM minus the entry's timestamp (the table write)
+//                 to the DOM minus the entry's timestamp (the table write);
+//                 not for the first values after a hello or after pbusd
+//                 came back (the state as it is, not updates)
 //   count         entries recorded so far (the ring holds the last
 //                 latencies.length; the next one goes to count % length)
 //   messages      values messages applied

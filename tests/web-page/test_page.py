@@ -9,13 +9,12 @@ Selenium (PyPI, pinned in gen/pyproject.toml): nothing is downloaded
 the module, a fresh profile in the module's folder. Each test starts the
 real pbusd on the demo PSU's schema, the demo's simulator where live values
 are needed, and pbus-web serving the built page (<build>/web/assets), on a
-port the kernel picks; pbus-web and its users file come from the protocol
-suite (tests/web/test_web.py). Every wait polls the page or the table until
-a deadline: no sleep stands for an event.
+port the kernel picks; pbus-web and its users file come from pbustest.web,
+as in the protocol suite (tests/web). Every wait polls the page or the
+table until a deadline: no sleep stands for an event.
 """
 import contextlib
 import http.server
-import importlib.util
 import os
 import re
 import select
@@ -38,6 +37,7 @@ from selenium.webdriver.support.select import Select  # noqa: E402
 
 from pbustest.check import TIMEOUT, Failure, check  # noqa: E402
 from pbustest.daemon import stop_process  # noqa: E402
+from pbustest.web import PASSWORDS, WebDaemon, connect, greeting, make_users_file  # noqa: E402
 
 SUITE = "web-page"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,19 +50,10 @@ CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-
 UPDATE_BOUND_S = 2.0
 
 
-def _protocol_suite():
-    """tests/web/test_web.py, whose WebDaemon, users and passwords this
-    suite uses as they are."""
-    path = os.path.join(os.path.dirname(HERE), "web", "test_web.py")
-    spec = importlib.util.spec_from_file_location("pbus_web_protocol_suite", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-proto = _protocol_suite()
-users_file = proto.users_file          # the fixture: alice (instrument), bob, carol
-PASSWORDS = proto.PASSWORDS
+@pytest.fixture(scope="module")
+def users_file(pbus_build, pbus_tmp):
+    """alice (instrument), bob, carol: pbustest.web's users."""
+    return make_users_file(pbus_build, pbus_tmp)
 
 
 # --- the browser ----------------------------------------------------------------
@@ -104,7 +95,7 @@ class Panel:
 
     def start_web(self, port=0, extra=()):
         args = ["--assets", self.assets, "--users", self.users, "--listen", f"127.0.0.1:{port}"] + list(extra)
-        self.web = proto.WebDaemon(self.build, self.instance, self.tmp, args).start()
+        self.web = WebDaemon(self.build, self.instance, self.tmp, args).start()
         self.webs.append(self.web)
         return self.web
 
@@ -237,9 +228,9 @@ def type_setting(p, name, text):
 
 
 def schema_of(p):
-    """The parameters pbus-web sends (through the protocol suite's client)."""
-    with contextlib.closing(proto.connect(p.web)) as ws:
-        _, schema = proto.greeting(ws)
+    """The parameters pbus-web sends (through pbustest.web's client)."""
+    with contextlib.closing(connect(p.web)) as ws:
+        _, schema = greeting(ws)
     return schema["params"]
 
 

@@ -82,6 +82,7 @@ bench: build
 	python3 bench/run-java.py $(BUILD)/dev
 	python3 bench/run-java-hw.py --out $(BUILD)/bench/java.json
 	$(PYTHON) bench/run-scpi.py $(BUILD)/dev
+	$(PYTHON) bench/run-web.py $(BUILD)/dev
 
 bench-quick: build
 	@mkdir -p $(BUILD)/bench
@@ -92,6 +93,7 @@ bench-quick: build
 	python3 bench/run-java.py $(BUILD)/dev --quick
 	python3 bench/run-java-hw.py --quick --out $(BUILD)/bench/java.json
 	$(PYTHON) bench/run-scpi.py $(BUILD)/dev --quick
+	$(PYTHON) bench/run-web.py --quick $(BUILD)/dev
 
 # The Java binding's jar (docs/java.md), built by Maven with the JDK that
 # scripts/java-env finds, into $(BUILD)/java/parambus-VERSION.jar.

@@ -10,11 +10,12 @@
  *
  * Passes run on an absolute schedule (clock_nanosleep, TIMER_ABSTIME), so a
  * late pass does not shift the next ones. Prints "passes=N late=N" at the
- * end (late: a pass that began more than a period after its time).
- * Single-threaded.
+ * end (late: a pass that began more than a period after its time), also
+ * when stopped early by SIGTERM or SIGINT. Single-threaded.
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,14 @@
 #include <parambus/parambus.h>
 
 #define COUNT 200
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static uint64_t ns_of(const struct timespec *t)
 {
@@ -75,14 +84,19 @@ int main(int argc, char **argv)
 	struct timespec t, now;
 	uint64_t late = 0, done = 0;
 
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	uint64_t next = ns_of(&t);
-	for (; done < passes; done++) {
+	for (; done < passes && !stop; done++) {
 		struct timespec due = {.tv_sec = (time_t)(next / 1000000000u),
 				       .tv_nsec = (long)(next % 1000000000u)};
 
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL) == EINTR)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL) == EINTR && !stop)
 			;
+		if (stop)
+			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (ns_of(&now) > next + period)
 			late++;

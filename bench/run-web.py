@@ -51,6 +51,9 @@ import urllib.request
 
 import hoststat  # bench/hoststat.py
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from pbustest.daemon import spawn_notified  # noqa: E402  (tests/pbustest: one way to start a daemon)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 SCHEMA = os.path.join(HERE, "schemas", "param-table.pbs")
@@ -70,33 +73,12 @@ def log(msg):
     print(f"run-web: {msg}", flush=True)
 
 
-def read_notify(fd, timeout=10.0):
-    """What a daemon wrote to its --notify-fd until READY=1 (or EOF)."""
-    import select
-    data, deadline = b"", time.monotonic() + timeout
-    while b"READY=1\n" not in data:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            break
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            break
-        data += chunk
-    os.close(fd)
-    return data.decode()
-
-
 def start_notified(argv, env, log_path):
-    r, w = os.pipe()
-    with open(log_path, "ab") as out:
-        proc = subprocess.Popen(argv + ["--notify-fd", str(w)], pass_fds=(w,), env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=out)
-    os.close(w)
-    data = read_notify(r)
-    if "READY=1" not in data:
+    proc, fields = spawn_notified(argv, log_path, env=env)
+    if fields is None:
         proc.kill()
         raise SystemExit(f"run-web: {argv[0]} did not start; see {log_path}")
-    return proc, dict(x.split("=", 1) for x in data.split("\n") if "=" in x)
+    return proc, fields
 
 
 def browser(tmp):

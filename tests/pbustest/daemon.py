@@ -49,6 +49,45 @@ def stopped(pid):
     return bool(states) and all(s == "T" for s in states)
 
 
+def read_notify(r, timeout=TIMEOUT):
+    """What a daemon wrote to the pipe end @r of its --notify-fd until
+    READY=1, EOF or @timeout seconds; closes @r."""
+    data, deadline = b"", time.monotonic() + timeout
+    try:
+        while b"READY=1\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                break
+            chunk = os.read(r, 64)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(r)
+    return data
+
+
+def spawn_notified(argv, log_path, popen=subprocess.Popen, **kw):
+    """Starts @argv (a daemon of parambus's other than pbusd, which Daemon
+    checks more strictly) with "--notify-fd FD" appended, its output
+    appended to @log_path, by @popen (subprocess.Popen, or one that starts
+    it as another user) with @kw. Returns (proc, fields): the KEY=VALUE
+    lines it wrote to FD as a dict, or None if READY=1 did not come within
+    TIMEOUT (the process is left running for the caller to stop)."""
+    r, w = os.pipe()
+    log = open(log_path, "ab")
+    try:
+        proc = popen(list(argv) + ["--notify-fd", str(w)], pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log,
+                     stderr=log, **kw)
+    finally:
+        os.close(w)
+        log.close()
+    data = read_notify(r)
+    if b"READY=1\n" not in data:
+        return proc, None
+    return proc, dict(line.split("=", 1) for line in data.decode().split("\n") if "=" in line)
+
+
 class Daemon:
     """One pbusd serving a schema; started ready, stopped for sure."""
 

@@ -21,26 +21,9 @@ import time
 
 from . import secutil
 from .check import TIMEOUT, Failure, check
-from .daemon import stop_process
+from .daemon import spawn_notified, stop_process
 
 
-
-def read_notify(r, timeout=TIMEOUT):
-    """What a daemon wrote to the pipe end @r of its --notify-fd until
-    READY=1, EOF or @timeout seconds; closes @r."""
-    data, deadline = b"", time.monotonic() + timeout
-    try:
-        while b"READY=1\n" not in data:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                break
-            chunk = os.read(r, 64)
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        os.close(r)
-    return data
 
 class ScpiDaemon:
     """One pbus-scpi serving @instance's pbusd (its socket in @sock_dir)."""
@@ -66,20 +49,11 @@ class ScpiDaemon:
             program, tree = secutil.reachable(self.tmp, program, tree)
         argv = [program, "--instance", self.instance, "--tree", tree, "--socket-dir", self.sock_dir,
                 "--listen", "127.0.0.1:0", "--hislip", "127.0.0.1:0" if self.hislip else "off"] + self.extra
-        r, w = os.pipe()
-        argv += ["--notify-fd", str(w)]
-        log = open(self.log_path, "ab")
-        try:
-            kw = dict(pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-            self.proc = secutil.popen_as(self.user, argv, **kw) if self.user else subprocess.Popen(argv, **kw)
-        finally:
-            os.close(w)
-            log.close()
-        data = read_notify(r)
-        if b"READY=1\n" not in data:
+        popen = (lambda a, **kw: secutil.popen_as(self.user, a, **kw)) if self.user else subprocess.Popen
+        self.proc, fields = spawn_notified(argv, self.log_path, popen)
+        if fields is None:
             self.stop()
             raise Failure(f"pbus-scpi not ready: {self.log()}")
-        fields = dict(line.split("=", 1) for line in data.decode().split("\n") if "=" in line)
         self.port = int(fields["PORT"])
         if self.hislip:
             self.hislip_port = int(fields["HISLIP_PORT"])

@@ -10,8 +10,7 @@ import time
 import websocket
 
 from .check import TIMEOUT, Failure, check
-from .daemon import stop_process
-from .scpi import read_notify
+from .daemon import spawn_notified, stop_process
 
 PASSWORDS = {"alice": "alice-pw-1", "bob": "bob-pw-2", "carol": "carol-pw-3"}
 # alice may write the PSU's settings (group instrument), bob is in another
@@ -30,21 +29,13 @@ class WebDaemon:
         self.proc = self.port = None
 
     def start(self):
-        r, w = os.pipe()
         argv = [self.program, "--instance", self.instance.name, "--socket-dir", self.instance.sock_dir,
-                "--listen", "127.0.0.1:0", "--notify-fd", str(w)] + self.extra
-        log = open(self.log_path, "ab")
-        try:
-            self.proc = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         env=self.env)
-        finally:
-            os.close(w)
-            log.close()
-        data = read_notify(r)
-        if b"READY=1\n" not in data:
+                "--listen", "127.0.0.1:0"] + self.extra
+        self.proc, fields = spawn_notified(argv, self.log_path, env=self.env)
+        if fields is None:
             self.stop()
             raise Failure(f"pbus-web not ready: {self.log()}")
-        self.port = int(dict(x.split("=", 1) for x in data.decode().split("\n") if "=" in x)["PORT"])
+        self.port = int(fields["PORT"])
         return self
 
     def log(self):

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <parambus/common.h>
 
@@ -50,5 +51,31 @@ int options_count(const char *name, const char *text, unsigned long min, unsigne
 		return -1;
 	}
 	*ret = v;
+	return 0;
+}
+
+int options_listen(const char *text, char *host, size_t size, unsigned *port)
+{
+	const char *colon = strrchr(text, ':');
+	if (!colon || colon == text)
+		return -1;
+	size_t n = (size_t)(colon - text);
+	const char *a = text;
+	if (text[0] == '[') {
+		if (n < 3 || text[n - 1] != ']')
+			return -1;
+		a++;
+		n -= 2;
+	}
+	if (n >= size)
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long p = strtoul(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || errno || p > 65535)
+		return -1;
+	memcpy(host, a, n);
+	host[n] = '\0';
+	*port = (unsigned)p;
 	return 0;
 }

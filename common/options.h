@@ -2,13 +2,15 @@
 /*
  * options.h: the command-line options every parambus daemon shares
  * (pbusd, pbus-hwd, pbus-scpi, pbus-web): -l/--log-level, -h/--help and
- * -V/--version, and the check of a numeric option. Errors are one line on
+ * -V/--version, the check of a numeric option, and a listening address. Errors are one line on
  * stderr, "PROGRAM: --OPTION 'TEXT': ...", PROGRAM being the log's program
  * name (log_set_program(), set first). Called from main() only, before any
  * thread starts.
  */
 #ifndef PBUS_COMMON_OPTIONS_H
 #define PBUS_COMMON_OPTIONS_H
+
+#include <stddef.h>
 
 /* options_common()'s answer when the option was taken and parsing goes on. */
 #define OPTIONS_CONTINUE (-1)
@@ -38,5 +40,15 @@ int options_common(int opt, const char *arg, const char *usage);
  */
 int options_count(const char *name, const char *text, unsigned long min, unsigned long max,
 		  unsigned long *ret);
+
+/*
+ * Splits @text, "ADDRESS:PORT" or "[IPV6-ADDRESS]:PORT" (a --listen), into
+ * @host (the address without brackets, NUL-terminated, at most @size - 1
+ * bytes) and *port (0 … 65535). Returns 0, or -1 (nothing printed: the
+ * caller names its option and its format) for a missing or empty address,
+ * an unpaired bracket, an address too long, or a port that is not a decimal
+ * number in range. The address itself is the caller's to check.
+ */
+int options_listen(const char *text, char *host, size_t size, unsigned *port);
 
 #endif

@@ -109,27 +109,18 @@ enum { SOURCE_LISTEN = 1, SOURCE_SIGNAL = 2, SOURCE_PBUSD = 3, SOURCE_METHODS = 
 /* HiSLIP's sources (hislip.c) are numbered from here up */
 #define SOURCE_HISLIP (UINT64_C(1) << 32)
 
+/* A --listen or --hislip (options_listen()) as a socket address; the
+ * address must be numeric. */
 static int parse_listen(const char *text, struct sockaddr_storage *addr, socklen_t *len)
 {
-	char host[256];
-	const char *colon = strrchr(text, ':');
-	if (!colon || (size_t)(colon - text) >= sizeof(host))
+	char host[256], service[8];
+	unsigned port;
+	if (options_listen(text, host, sizeof(host), &port) < 0)
 		return -EINVAL;
-	memcpy(host, text, (size_t)(colon - text));
-	host[colon - text] = 0;
-	char *h = host;
-	size_t hl = strlen(h);
-	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-		h[hl - 1] = 0;
-		h++;
-	}
-	char *end;
-	long port = strtol(colon + 1, &end, 10);
-	if (*end || end == colon + 1 || port < 0 || port > 65535)
-		return -EINVAL;
+	snprintf(service, sizeof(service), "%u", port);
 	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_PASSIVE, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *ai;
-	if (getaddrinfo(h, colon + 1, &hints, &ai) != 0)
+	if (getaddrinfo(host, service, &hints, &ai) != 0)
 		return -EINVAL;
 	memcpy(addr, ai->ai_addr, ai->ai_addrlen);
 	*len = ai->ai_addrlen;

@@ -100,32 +100,6 @@ static void lws_log(int level, const char *line)
 		line);
 }
 
-/* "ADDR:PORT" or "[V6ADDR]:PORT" into @addr and *port. */
-static int parse_listen(const char *text, char *addr, size_t size, int *port)
-{
-	const char *colon = strrchr(text, ':');
-	if (!colon || colon == text)
-		return -1;
-	size_t n = (size_t)(colon - text);
-	const char *a = text;
-	if (text[0] == '[') {
-		if (n < 3 || text[n - 1] != ']')
-			return -1;
-		a++;
-		n -= 2;
-	}
-	if (n >= size)
-		return -1;
-	memcpy(addr, a, n);
-	addr[n] = '\0';
-	char *end;
-	unsigned long p = strtoul(colon + 1, &end, 10);
-	if (*end || end == colon + 1 || p > 65535)
-		return -1;
-	*port = (int)p;
-	return 0;
-}
-
 static int hash_password(void)
 {
 	char password[1024];
@@ -257,8 +231,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char addr[128];
-	int port;
-	if (parse_listen(listen_text, addr, sizeof(addr), &port) < 0) {
+	unsigned port;
+	if (options_listen(listen_text, addr, sizeof(addr), &port) < 0) {
 		fprintf(stderr, "pbus-web: --listen '%s': use ADDRESS:PORT (127.0.0.1:8080, [::1]:8080)\n",
 			listen_text);
 		return 2;
@@ -308,7 +282,7 @@ int main(int argc, char **argv)
 
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
-	info.port = port;
+	info.port = (int)port;
 	info.iface = addr;
 	info.protocols = web_protocols;
 	info.user = &s;

@@ -59,7 +59,6 @@ import argparse
 import json
 import os
 import resource
-import select
 import shutil
 import socket
 import statistics
@@ -69,6 +68,9 @@ import tempfile
 import time
 
 import hoststat  # bench/hoststat.py
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from pbustest.daemon import spawn_notified  # noqa: E402  (tests/pbustest: one way to start a daemon)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -84,35 +86,16 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def notified(r, timeout=10):
-    """What a daemon wrote to its --notify-fd until READY=1 (or EOF)."""
-    data, deadline = b"", time.monotonic() + timeout
-    while b"READY=1\n" not in data:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([r], [], [], left)[0]:
-            break
-        chunk = os.read(r, 64)
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
-    return data
-
-
-def start(argv, tmp, name, notify=True):
-    """A daemon with --notify-fd: (process, what it notified)."""
-    r, w = os.pipe()
-    log_file = open(os.path.join(tmp, f"{name}.log"), "wb")
-    proc = subprocess.Popen(argv + ["--notify-fd", str(w)], pass_fds=(w,), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=log_file)
-    os.close(w)
-    log_file.close()
-    data = notified(r)
-    if b"READY=1\n" not in data:
+def start(argv, tmp, name):
+    """A daemon with --notify-fd (pbustest.daemon.spawn_notified()): the
+    process and the KEY=VALUE lines it notified."""
+    log_path = os.path.join(tmp, f"{name}.log")
+    proc, fields = spawn_notified(argv, log_path)
+    if fields is None:
         proc.kill()
-        with open(os.path.join(tmp, f"{name}.log"), errors="replace") as f:
+        with open(log_path, errors="replace") as f:
             raise SystemExit(f"run-scpi: {name} did not become ready: {f.read()[-500:]}")
-    return proc, data
+    return proc, fields
 
 
 def stop(proc):
@@ -262,12 +245,12 @@ def main():
                 break
             time.sleep(0.05)
         stop(sim)
-        scpi, data = start([exe["pbus-scpi"], "--instance", instance, "--tree",
-                            os.path.join(build, "examples", "psu", "psu.scpi"), "--socket-dir", tmp,
-                            "--listen", "127.0.0.1:0", "--hislip", "off", "--log-level", "warning"], tmp,
-                           "pbus-scpi")
+        scpi, fields = start([exe["pbus-scpi"], "--instance", instance, "--tree",
+                              os.path.join(build, "examples", "psu", "psu.scpi"), "--socket-dir", tmp,
+                              "--listen", "127.0.0.1:0", "--hislip", "off", "--log-level", "warning"], tmp,
+                             "pbus-scpi")
         procs.append(scpi)
-        port = int(data.split(b"PORT=")[1].split(b"\n")[0])
+        port = int(fields["PORT"])
         poll_message = ";:".join(POLL)
         sizes = {"one": len(query(port, QUERY)), "ten": len(query(port, TEN)),
                  "poll": len(query(port, poll_message))}

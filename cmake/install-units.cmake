@@ -4,27 +4,16 @@
 # DIR`, which does not configure again): each dist/systemd/UNIT.in becomes
 # $DESTDIR/PREFIX/lib/systemd/system/UNIT with @CMAKE_INSTALL_FULL_BINDIR@,
 # @CMAKE_INSTALL_FULL_SYSCONFDIR@ and @CMAKE_INSTALL_FULL_DATADIR@ of that
-# prefix, made absolute as GNUInstallDirs does (/usr -> /etc, /opt/X ->
+# prefix, made absolute by GNUInstallDirs itself (/usr -> /etc, /opt/X ->
 # /etc/opt/X for the configuration).
 # In: PBUS_UNITS (the list), PBUS_UNITS_SOURCE (dist/systemd), and the
-# relative PBUS_BINDIR, PBUS_SYSCONFDIR, PBUS_DATADIR.
-function(pbus_full_dir relative out)
-  if(IS_ABSOLUTE "${relative}")
-    set(${out} "${relative}" PARENT_SCOPE)
-  elseif(relative STREQUAL "etc" AND (CMAKE_INSTALL_PREFIX STREQUAL "/usr" OR CMAKE_INSTALL_PREFIX STREQUAL "/"))
-    set(${out} "/etc" PARENT_SCOPE)
-  elseif(relative STREQUAL "etc" AND CMAKE_INSTALL_PREFIX MATCHES "^/opt/")
-    set(${out} "/etc${CMAKE_INSTALL_PREFIX}" PARENT_SCOPE)
-  elseif(CMAKE_INSTALL_PREFIX STREQUAL "/")
-    set(${out} "/${relative}" PARENT_SCOPE)
-  else()
-    set(${out} "${CMAKE_INSTALL_PREFIX}/${relative}" PARENT_SCOPE)
-  endif()
-endfunction()
-
-pbus_full_dir("${PBUS_BINDIR}" CMAKE_INSTALL_FULL_BINDIR)
-pbus_full_dir("${PBUS_SYSCONFDIR}" CMAKE_INSTALL_FULL_SYSCONFDIR)
-pbus_full_dir("${PBUS_DATADIR}" CMAKE_INSTALL_FULL_DATADIR)
+# configured relative CMAKE_INSTALL_BINDIR, _SYSCONFDIR, _DATADIR and
+# _LIBDIR (given, so that GNUInstallDirs, with no language in script mode,
+# need not guess the library folder).
+include(GNUInstallDirs)
+foreach(dir BINDIR SYSCONFDIR DATADIR)
+  GNUInstallDirs_get_absolute_install_dir(CMAKE_INSTALL_FULL_${dir} CMAKE_INSTALL_${dir} ${dir})
+endforeach()
 set(_dir "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/lib/systemd/system")
 foreach(unit IN LISTS PBUS_UNITS)
   message(STATUS "Installing: ${_dir}/${unit}")

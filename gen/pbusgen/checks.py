@@ -10,7 +10,7 @@ with its parameter (type, readonly, a line bound twice) are reported at its
 import re
 from typing import Dict
 
-from . import deployment as D, scpi
+from . import deployment as D, fleet, scpi
 from .errors import GenError, shown
 from .model import INT_RANGES, EnumValue, Model, Parameter
 from .naming import (JAVA_OBJECT_METHODS, JAVA_TYPE_RESTRICTED, JAVA_USED_TYPES,
@@ -163,6 +163,7 @@ def check(model: Model) -> None:
             _check_hw(p)
     _check_hw_shared(model)
     scpi.check(model)
+    fleet.check(model)
 
     # Every C identifier the back end will print must be unique.
     seen: Dict[str, str] = {}

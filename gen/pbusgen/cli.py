@@ -12,8 +12,8 @@ import sys
 import tempfile
 from typing import List, Optional
 
-from . import (__version__, checks, deep, emit_c, emit_java, emit_rpc, emit_schema, loader,
-               params, resolver, rpc, scpi)
+from . import (__version__, checks, deep, emit_c, emit_java, emit_rpc, emit_schema, fleet,
+               loader, params, resolver, rpc, scpi)
 from .errors import Diagnostics, GenError
 from .naming import is_identifier, is_java_identifier
 
@@ -43,10 +43,12 @@ example:
            --prefix psu examples/psu/psu.fdepl
   pbus-gen --scpi build/psu.scpi --scpi-reference docs/scpi-psu.md \\
            examples/psu/psu.fdepl
+  pbus-gen --fleet build/psu.fleet examples/psu/psu.fdepl
   pbus-gen --java build/gen-java examples/psu/psu.fdepl
            (writes build/gen-java/com/example/psu/PowerSupply.java)
 
-docs: docs/generator.md, docs/deployment-spec.md, docs/schema-format.md, docs/scpi.md
+docs: docs/generator.md, docs/deployment-spec.md, docs/schema-format.md, docs/scpi.md,
+      docs/fleet.md
 """
 
 
@@ -70,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scpi", metavar="OUT.scpi",
                    help="write the SCPI command tree that pbus-scpi loads here "
                         "(docs/scpi.md)")
+    p.add_argument("--fleet", metavar="OUT.fleet",
+                   help="write the fleet file that pbus-bridge loads here "
+                        "(docs/fleet.md)")
     p.add_argument("--scpi-reference", metavar="OUT.md",
                    help="write the instrument's SCPI command reference (Markdown) here")
     p.add_argument("--java", metavar="DIR",
@@ -141,10 +146,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error("--java-package needs --java DIR")
     rpc_out = args.rpc_header or args.rpc_source or args.rpc_types_source
     table_out = (args.schema or args.c_header or args.c_source or args.java or args.scpi
-                 or args.scpi_reference)
+                 or args.scpi_reference or args.fleet)
     if not args.check and not (table_out or rpc_out):
         parser.error("nothing to do: give --schema, --c-header, --c-source, --java, "
-                     "--scpi, --scpi-reference, --rpc-header, --rpc-source, "
+                     "--scpi, --scpi-reference, --fleet, --rpc-header, --rpc-source, "
                      "--rpc-types-source or --check")
 
     diag = Diagnostics()
@@ -216,6 +221,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.scpi:
         outputs.append((args.scpi, scpi.render_tree(model,
                                                     emit_schema.schema_hash(schema_text))))
+    if args.fleet:
+        outputs.append((args.fleet, fleet.render(model, emit_schema.schema_hash(schema_text))))
     if args.scpi_reference:
         outputs.append((args.scpi_reference, scpi.render_reference(model)))
     if args.java:

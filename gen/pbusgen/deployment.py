@@ -37,6 +37,9 @@ STRING = "string"
 NUMBER = "number"           # a number in the parameter's (element) type
 INTEGER = "integer"         # a plain integer, 1..65536
 STATUS_BIT = "status bit"   # a SCPI status register bit: 0..12 or 14
+TOPIC = "topic"             # an MQTT topic suffix (fleet.py checks it)
+DEADBAND = "deadband"       # a finite number >= 0
+RATE = "rate"               # a number above 0, at most MAX_FLEET_RATE_HZ
 BOOLEAN = "boolean"
 CHOICE = "choice"
 VALUE = "value"             # a value of the parameter
@@ -75,6 +78,14 @@ KEYS: Dict[str, Key] = {k.name: k for k in (
     Key("ScpiQuestionable", STATUS_BIT, ANY, False),
     Key("ScpiQuestionableLevel", CHOICE, ANY, False, ("minor", "major", "invalid")),
     Key("ScpiOperation", STATUS_BIT, ANY, False),
+    # Fleet publishing through pbus-bridge (fleet.py, docs/fleet.md): the
+    # defaults depend on the update class and are filled in by fleet.py.
+    Key("FleetPublish", BOOLEAN, ANY, True),
+    Key("FleetTopic", TOPIC, ANY, False),
+    Key("FleetDeadband", DEADBAND, NUMERIC, False),
+    Key("FleetMaxRateHz", RATE, ANY, True),
+    Key("FleetRetain", BOOLEAN, ANY, True),
+    Key("FleetCommand", BOOLEAN, ANY, True),
 )}
 
 # The keys of a `method NAME { ... }` section (methods.md, docs/deployment-
@@ -91,6 +102,10 @@ METHOD_KEYS: Dict[str, Key] = {k.name: k for k in (
 RESERVED_NAMESPACES = ("Scpi", "Fleet")
 # The prefix of the SCPI keys of parameters.
 SCPI_NAMESPACE = "Scpi"
+# The prefix of the fleet keys of parameters (implemented in attribute and
+# field sections; reserved in method and broadcast sections and the define).
+FLEET_NAMESPACE = "Fleet"
+MAX_FLEET_RATE_HZ = 1000
 # The prefix of the hardware-binding keys (HW_KEYS, below).
 HW_NAMESPACE = "Hw"
 
@@ -177,6 +192,13 @@ def _props(items, owner: str, diag: Diagnostics, allow_fields: bool,
             hint = (f"; did you mean '{close[0]}'?" if close else
                     ", expected one of " + ", ".join(scpi))
             raise GenError(item.loc, f"unknown SCPI key '{item.key}' in {owner}{hint}")
+        if (item.key not in keys and allow_fields
+                and _in_namespace(item.key, FLEET_NAMESPACE)):
+            fleet = [k for k in keys if _in_namespace(k, FLEET_NAMESPACE)]
+            close = difflib.get_close_matches(item.key, fleet, n=1)
+            hint = (f"; did you mean '{close[0]}'?" if close else
+                    ", expected one of " + ", ".join(fleet))
+            raise GenError(item.loc, f"unknown fleet key '{item.key}' in {owner}{hint}")
         if item.key not in keys:
             ns = reserved_namespace(item.key)
             if ns is None:
@@ -375,6 +397,32 @@ def integer(v: S.DValue, key: str, where: str) -> int:
         raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected an "
                               f"integer from 1 to {SIZE_LIMIT}")
     return v.value
+
+
+def deadband(v: S.DValue, key: str, where: str) -> float:
+    """A fleet deadband: a finite number, zero or more."""
+    if v.kind in ("int", "float"):
+        try:
+            x = float(v.value)
+        except OverflowError:
+            x = math.inf
+        if math.isfinite(x) and x >= 0:
+            return x
+    raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected a "
+                          "number, zero or more")
+
+
+def rate(v: S.DValue, key: str, where: str) -> float:
+    """A fleet maximum rate in Hz: above 0, at most MAX_FLEET_RATE_HZ."""
+    if v.kind in ("int", "float"):
+        try:
+            x = float(v.value)
+        except OverflowError:
+            x = math.inf
+        if math.isfinite(x) and 0 < x <= MAX_FLEET_RATE_HZ:
+            return x
+    raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected a "
+                          f"number above 0 and at most {MAX_FLEET_RATE_HZ} (Hz)")
 
 
 def status_bit(v: S.DValue, key: str, where: str) -> int:

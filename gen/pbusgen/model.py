@@ -389,6 +389,10 @@ class Parameter:
     scpi_status: Dict[str, int] = field(default_factory=dict)
     scpi_questionable_level: Optional[str] = None   # "minor" (default), "major", "invalid"
     scpi: Any = None                    # a scpi.Command once checked
+    # Fleet (fleet.py): the Fleet* keys as written; fleet.check() fills
+    # `fleet` (a fleet.Publication, defaults from the update class)
+    fleet_keys: Dict[str, Any] = field(default_factory=dict)
+    fleet: Any = None
     attribute: Optional[Attribute] = None
     franca_type: Optional[Type] = None
     loc: Optional[Location] = None  # the Franca attribute or field

@@ -209,6 +209,14 @@ class _Builder:
                 p.scpi_status[key] = D.status_bit(v, key, where)
             elif key == "ScpiQuestionableLevel":
                 p.scpi_questionable_level = D.choice(v, spec, where)
+            elif key in ("FleetPublish", "FleetRetain", "FleetCommand"):
+                p.fleet_keys[key] = D.boolean(v, key, where)
+            elif key == "FleetTopic":
+                p.fleet_keys[key] = D.string(v, key, where)
+            elif key == "FleetDeadband":
+                p.fleet_keys[key] = D.deadband(v, key, where)
+            elif key == "FleetMaxRateHz":
+                p.fleet_keys[key] = D.rate(v, key, where)
             else:
                 raise AssertionError(key)
         p.hw = D.hw_binding(props, where)

@@ -174,28 +174,31 @@ static char *value_json(const struct pbus_client *client, uint32_t index, unsign
 			return NULL;
 		}
 	}
+	/* numbers and booleans as pbusd's formatter wrote them (the shortest
+	 * text that reads back), when that text is valid JSON; everything
+	 * else (text, enumerators, hex bytes, nan and inf) as a JSON string */
 	unsigned element = type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
-	json_t *j = NULL;
 	bool numeric = element != PBUS_TYPE_STRING && element != PBUS_TYPE_BYTES && element != PBUS_TYPE_ENUM;
-	if (numeric && (type & PBUS_TYPE_ARRAY_FLAG)) {
-		char *list = NULL;
-		if (asprintf(&list, "[%s]", text) >= 0) {
-			j = json_loads(list, 0, NULL);
-			free(list);
-		}
-	} else if (numeric) {
-		j = json_loads(text, JSON_DECODE_ANY, NULL);
-		if (j && !(json_is_number(j) || json_is_boolean(j))) {
-			json_decref(j);
-			j = NULL;
+	char *out = NULL;
+	if (numeric) {
+		if (asprintf(&out, (type & PBUS_TYPE_ARRAY_FLAG) ? "[%s]" : "%s", text) < 0)
+			out = NULL;
+		json_t *check = out ? json_loads(out, JSON_DECODE_ANY, NULL) : NULL;
+		bool ok = check && ((type & PBUS_TYPE_ARRAY_FLAG) ? json_is_array(check)
+								 : json_is_number(check) || json_is_boolean(check));
+		json_decref(check);
+		if (!ok) {
+			free(out);
+			out = NULL;
 		}
 	}
-	if (!j)
-		j = json_string(text); /* text, enumerators, hex bytes, and nan/inf */
+	if (!out) {
+		json_t *j = json_string(text);
+		out = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+		json_decref(j);
+	}
 	if (text != small)
 		free(text);
-	char *out = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
-	json_decref(j);
 	return out;
 }
 
@@ -732,6 +735,16 @@ static void *command_main(void *arg)
 		job->next = NULL;
 		pthread_mutex_unlock(&b->lock);
 		run_job(b, job);
+		/* a refusal shows the value the parameter kept */
+		if (!job->value_json && job->param && b->set_client && pbus_client_connected(b->set_client)) {
+			struct pbus_param_info info;
+			struct pbus_client_value v;
+			if (pbus_client_describe(b->set_client, job->param->index, &info) == 0 &&
+			    !(info.flags & PBUS_PARAM_NOREAD) &&
+			    pbus_client_get(b->set_client, &job->param->index, 1, &v) == 0)
+				job->value_json = value_json(b->set_client, job->param->index, info.type, v.value,
+							     v.length);
+		}
 		pthread_mutex_lock(&b->lock);
 		*b->done_tail = job;
 		b->done_tail = &job->next;

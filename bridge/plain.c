@@ -73,6 +73,27 @@ static int finish(json_t *json, char *topic, int qos, bool retain, struct bridge
 	return 0;
 }
 
+/* Like finish(), with @value_json (a JSON value's text, kept verbatim so
+ * that a number keeps the shortest text pbusd's formatter gave it) as the
+ * first member "value" of the object @json. */
+static int finish_with_value(json_t *json, const char *value_json, char *topic, int qos, bool retain,
+			     struct bridge_message *ret)
+{
+	char *rest = json ? json_dumps(json, JSON_COMPACT) : NULL;
+	json_decref(json);
+	char *payload = NULL;
+	if (!rest || !topic ||
+	    asprintf(&payload, "{\"value\":%s%s%s", value_json, strcmp(rest, "{}") ? "," : "", rest + 1) < 0) {
+		free(rest);
+		free(topic);
+		return -ENOMEM;
+	}
+	free(rest);
+	*ret = (struct bridge_message){.topic = topic, .payload = payload, .length = strlen(payload),
+				       .qos = qos, .retain = retain};
+	return 0;
+}
+
 static char *hash_text(uint64_t hash)
 {
 	static __thread char buf[17];
@@ -112,14 +133,11 @@ static int plain_death(const struct bridge_identity *id, struct bridge_message *
 static int plain_value(const struct bridge_identity *id, const struct bridge_param_view *param,
 		       const struct bridge_value *value, struct bridge_message *ret)
 {
-	json_t *v = json_loads(value->json, JSON_DECODE_ANY, NULL);
-	if (!v)
-		return -EINVAL;
 	char ts[48];
 	bridge_time_text(value->timestamp_ns, ts, sizeof(ts));
-	json_t *j = json_pack("{s:o, s:s, s:s, s:s, s:I}", "value", v, "unit", param->unit, "ts", ts, "status",
+	json_t *j = json_pack("{s:s, s:s, s:s, s:I}", "unit", param->unit, "ts", ts, "status",
 			      bridge_status_name(value->status), "seq", (json_int_t)value->seq);
-	return finish(j, topic_of(id, param->fleet->topic), 0, param->fleet->retain, ret);
+	return finish_with_value(j, value->json, topic_of(id, param->fleet->topic), 0, param->fleet->retain, ret);
 }
 
 static int plain_command_filter(const struct bridge_identity *id, char **ret_filter)
@@ -155,12 +173,9 @@ static int plain_reply(const struct bridge_identity *id, const struct bridge_job
 		json_object_set_new(j, "error", json_string(job->error));
 	if (job->duplicate)
 		json_object_set_new(j, "duplicate", json_true());
-	if (job->value_json) {
-		json_t *v = json_loads(job->value_json, JSON_DECODE_ANY, NULL);
-		if (v)
-			json_object_set_new(j, "value", v);
-	}
 	char *topic = strdup(job->response_topic);
+	if (job->value_json)
+		return finish_with_value(j, job->value_json, topic, 1, false, ret);
 	return finish(j, topic, 1, false, ret);
 }
 

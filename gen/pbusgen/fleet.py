@@ -108,10 +108,11 @@ def check(model: Model) -> None:
         if pub.publish or pub.command:
             other = topics.get(pub.topic)
             if other is not None:
-                at = loc("FleetTopic") or p.loc
-                first = other.origins.get("FleetTopic") or other.loc
-                raise GenError(at, f"fleet topic \"{shown(pub.topic)}\" of {where} is also "
-                                   f"the topic of '{other.name}' ({first})")
+                # at the FleetTopic that made the clash (this one's, else the other's)
+                a, b = (p, other) if "FleetTopic" in p.origins else (other, p)
+                at = a.origins.get("FleetTopic") or a.loc
+                raise GenError(at, f"fleet topic \"{shown(pub.topic)}\" of '{a.name}' is also "
+                                   f"the topic of '{b.name}' ({b.origins.get('FleetTopic') or b.loc})")
             topics[pub.topic] = p
         p.fleet = pub
 

@@ -145,11 +145,11 @@ def test_warnings_go_to_stderr(tmp_path, monkeypatch, capsys):
     write(tmp_path, {
         "m.fidl": "package p\ninterface I { attribute Int8 x }\n",
         "m.fdepl": 'import "m.fidl"\ndefine parambus.deployment for interface p.I {\n'
-                   '  attribute x { FleetTopic = "lab/x" }\n}\n',
+                   '  FleetTopic = "lab/x"\n}\n',
     })
     assert cli.main(["--check", "m.fdepl"]) == 0
     assert capsys.readouterr().err == (
-        "m.fdepl:3:17: warning: key 'FleetTopic' belongs to the reserved namespace "
+        "m.fdepl:3:3: warning: key 'FleetTopic' belongs to the reserved namespace "
         "'Fleet' and is not implemented yet; ignored\n")
 
 

@@ -41,6 +41,10 @@ static int refuse(char *error, size_t size, const char *format, ...)
 		va_start(ap, format);
 		vsnprintf(error, size, format, ap);
 		va_end(ap);
+		/* one line, whatever the input put into it (jansson's texts quote it) */
+		for (char *p = error; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = ' ';
 	}
 	return -EINVAL;
 }

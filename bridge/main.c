@@ -40,6 +40,8 @@
 #include <parambus/client.h>
 
 #include "../common/log.h"
+#include "../common/options.h"
+#include "../common/signals.h"
 #include "pbus-bridge.h"
 
 #define PBUSD_BACKOFF_FIRST_MS 50
@@ -75,6 +77,7 @@ static const char usage[] =
 	"                            on the broker\n"
 	"  -l, --log-level LEVEL     error, warning, info (default) or debug\n"
 	"  -h, --help                this text\n"
+	"  -V, --version             the version\n"
 	"\n"
 	"Example:\n"
 	"  pbus-gen --fleet /etc/parambus/psu.fleet examples/psu/psu.fdepl\n"
@@ -760,19 +763,6 @@ static void *command_main(void *arg)
 
 /* ------------------------------------------------------------ options, main */
 
-static int parse_uint(const char *name, const char *text, unsigned long lo, unsigned long hi, unsigned long *ret)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(text, &end, 10);
-	if (errno || *end || !*text || text[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "pbus-bridge: --%s '%s': expected an integer from %lu to %lu\n", name, text, lo, hi);
-		return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
 static char *read_password(const char *path)
 {
 	FILE *f = fopen(path, "re");
@@ -808,6 +798,15 @@ enum {
 	OPT_SESSION_EXPIRY, OPT_RECONNECT_MAX, OPT_SOCKET_DIR, OPT_NOTIFY_FD
 };
 
+static void free_jobs(struct bridge_job **list)
+{
+	while (*list) {
+		struct bridge_job *j = *list;
+		*list = j->next;
+		bridge_job_free(j);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct bridge bridge;
@@ -835,13 +834,11 @@ int main(int argc, char **argv)
 		{"state-dir", required_argument, NULL, 's'},
 		{"socket-dir", required_argument, NULL, OPT_SOCKET_DIR},
 		{"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
-		{"log-level", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
+		OPTIONS_COMMON_LONG,
 		{0},
 	};
-	int c;
-	while ((c = getopt_long(argc, argv, "i:f:b:p:u:s:l:h", options, NULL)) != -1) {
-		enum log_level level;
+	int c, r;
+	while ((c = getopt_long(argc, argv, "i:f:b:p:u:s:" OPTIONS_COMMON_SHORT, options, NULL)) != -1) {
 		switch (c) {
 		case 'i': b->instance = optarg; break;
 		case 'f': fleet_path = optarg; break;
@@ -855,33 +852,27 @@ int main(int argc, char **argv)
 		case OPT_TLS_CERT: b->tls_cert = optarg; break;
 		case OPT_TLS_KEY: b->tls_key = optarg; break;
 		case OPT_KEEPALIVE:
-			if (parse_uint("keepalive", optarg, 5, 65535, &keepalive) < 0)
+			if (options_count("keepalive", optarg, 5, 65535, &keepalive) < 0)
 				return 2;
 			break;
 		case OPT_SESSION_EXPIRY:
-			if (parse_uint("session-expiry", optarg, 0, UINT32_MAX, &expiry) < 0)
+			if (options_count("session-expiry", optarg, 0, UINT32_MAX, &expiry) < 0)
 				return 2;
 			break;
 		case OPT_RECONNECT_MAX:
-			if (parse_uint("reconnect-max", optarg, 100, 600000, &reconnect_max) < 0)
+			if (options_count("reconnect-max", optarg, 100, 600000, &reconnect_max) < 0)
 				return 2;
 			break;
 		case 's': state_dir = optarg; break;
 		case OPT_SOCKET_DIR: b->socket_dir = optarg; break;
 		case OPT_NOTIFY_FD:
-			if (parse_uint("notify-fd", optarg, 0, INT_MAX, &notify_fd) < 0)
+			if (options_count("notify-fd", optarg, 0, INT_MAX, &notify_fd) < 0)
 				return 2;
 			break;
-		case 'l':
-			if (log_parse_level(optarg, &level) < 0) {
-				fprintf(stderr, "pbus-bridge: --log-level '%s': expected error, warning, info or debug\n",
-					optarg);
-				return 2;
-			}
-			log_set_level(level);
-			break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs("Try 'pbus-bridge --help'.\n", stderr); return 2;
+		default:
+			r = options_common(c, optarg, usage);
+			if (r != OPTIONS_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc) {
@@ -910,31 +901,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pbus-bridge: --password-file needs --username\n");
 		return 2;
 	}
-	/* HOST[:PORT]; [v6]:PORT */
+	/* HOST, HOST:PORT or [V6]:PORT */
 	static char host[256];
-	b->port = b->tls_ca ? 8883 : 1883;
-	const char *colon = broker[0] == '[' ? strstr(broker, "]:") : strrchr(broker, ':');
-	if (broker[0] == '[' && colon)
-		colon++;
-	if (colon && (broker[0] == '[' || !strchr(colon + 1, ':'))) {
-		unsigned long port;
-		if (parse_uint("broker's port", colon + 1, 1, 65535, &port) < 0)
+	unsigned port = b->tls_ca ? 8883 : 1883;
+	if (strchr(broker, '[') || (strchr(broker, ':') && strchr(broker, ':') == strrchr(broker, ':'))) {
+		if (options_listen(broker, host, sizeof(host), &port) < 0 || port == 0) {
+			fprintf(stderr, "pbus-bridge: --broker '%s': expected HOST, HOST:PORT or [IPV6-ADDRESS]:PORT "
+					"(port 1 to 65535)\n", broker);
 			return 2;
-		b->port = (int)port;
-		size_t n = (size_t)(colon - broker);
-		if (broker[0] == '[') {
-			broker++;
-			n -= 2;
 		}
-		snprintf(host, sizeof(host), "%.*s", (int)n, broker);
+	} else if (!*broker || strlen(broker) >= sizeof(host)) {
+		fprintf(stderr, "pbus-bridge: --broker '%s': expected HOST, HOST:PORT or [IPV6-ADDRESS]:PORT\n", broker);
+		return 2;
 	} else {
 		snprintf(host, sizeof(host), "%s", broker);
 	}
 	b->host = host;
-	if (!*host) {
-		fprintf(stderr, "pbus-bridge: --broker '%s': no host\n", broker);
-		return 2;
-	}
+	b->port = (int)port;
 	b->keepalive = (int)keepalive;
 	b->session_expiry = (unsigned)expiry;
 	b->reconnect_max_ms = (unsigned)reconnect_max;
@@ -948,7 +931,7 @@ int main(int argc, char **argv)
 		snprintf(default_fleet, sizeof(default_fleet), "/etc/parambus/%s.fleet", b->instance);
 		fleet_path = default_fleet;
 	}
-	int r = bridge_fleet_load(fleet_path, &b->fleet, error, sizeof(error));
+	r = bridge_fleet_load(fleet_path, &b->fleet, error, sizeof(error));
 	if (r < 0) {
 		log_msg(LOG_ERROR, "load the fleet file: %s", error[0] ? error : strerror(-r));
 		return 1;
@@ -1010,13 +993,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	/* threads and descriptors */
-	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	int sig_fd = signals_stop_fd();
 	b->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (sig_fd < 0 || b->wake_fd < 0) {
 		log_msg(LOG_ERROR, "signalfd/eventfd: %s", strerror(errno));
@@ -1148,21 +1125,9 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
-	while (b->jobs) {
-		struct bridge_job *j = b->jobs;
-		b->jobs = j->next;
-		bridge_job_free(j);
-	}
-	while (b->done) {
-		struct bridge_job *j = b->done;
-		b->done = j->next;
-		bridge_job_free(j);
-	}
-	while (b->unsent) {
-		struct bridge_job *j = b->unsent;
-		b->unsent = j->next;
-		bridge_job_free(j);
-	}
+	free_jobs(&b->jobs);
+	free_jobs(&b->done);
+	free_jobs(&b->unsent);
 	mosquitto_destroy(b->mosq);
 	mosquitto_lib_cleanup();
 	pbus_client_close(b->client);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * options.h: the command-line options every parambus daemon shares
- * (pbusd, pbus-hwd, pbus-scpi, pbus-web): -l/--log-level, -h/--help and
+ * (pbusd, pbus-hwd, pbus-scpi, pbus-web, pbus-bridge): -l/--log-level, -h/--help and
  * -V/--version, the check of a numeric option, and a listening address. Errors are one line on
  * stderr, "PROGRAM: --OPTION 'TEXT': ...", PROGRAM being the log's program
  * name (log_set_program(), set first). Called from main() only, before any

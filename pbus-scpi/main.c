@@ -33,6 +33,7 @@
 
 #include "../common/log.h"
 #include "../common/options.h"
+#include "../common/signals.h"
 #include "hislip.h"
 #include "pbus-scpi.h"
 
@@ -501,13 +502,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	d.signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d.signal_fd = signals_stop_fd();
 	d.epoll = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = SOURCE_LISTEN};
 	epoll_ctl(d.epoll, EPOLL_CTL_ADD, d.listen_fd, &ev);

@@ -399,30 +399,27 @@ def integer(v: S.DValue, key: str, where: str) -> int:
     return v.value
 
 
-def deadband(v: S.DValue, key: str, where: str) -> float:
-    """A fleet deadband: a finite number, zero or more."""
+def _number(v: S.DValue, key: str, where: str, ok, expected: str) -> float:
+    """A finite number for which ok(x) holds, or an error naming what was expected."""
     if v.kind in ("int", "float"):
         try:
             x = float(v.value)
         except OverflowError:
             x = math.inf
-        if math.isfinite(x) and x >= 0:
+        if math.isfinite(x) and ok(x):
             return x
-    raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected a "
-                          "number, zero or more")
+    raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected {expected}")
+
+
+def deadband(v: S.DValue, key: str, where: str) -> float:
+    """A fleet deadband: a finite number, zero or more."""
+    return _number(v, key, where, lambda x: x >= 0, "a number, zero or more")
 
 
 def rate(v: S.DValue, key: str, where: str) -> float:
     """A fleet maximum rate in Hz: above 0, at most MAX_FLEET_RATE_HZ."""
-    if v.kind in ("int", "float"):
-        try:
-            x = float(v.value)
-        except OverflowError:
-            x = math.inf
-        if math.isfinite(x) and 0 < x <= MAX_FLEET_RATE_HZ:
-            return x
-    raise GenError(v.loc, f"'{key}' of {where}: found {_show(v)}, expected a "
-                          f"number above 0 and at most {MAX_FLEET_RATE_HZ} (Hz)")
+    return _number(v, key, where, lambda x: 0 < x <= MAX_FLEET_RATE_HZ,
+                   f"a number above 0 and at most {MAX_FLEET_RATE_HZ} (Hz)")
 
 
 def status_bit(v: S.DValue, key: str, where: str) -> int:

@@ -25,11 +25,11 @@ import uuid
 import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
 import pytest
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.daemon import stop_process
-from pbustest.scpi import read_notify
+from pbustest.daemon import spawn_notified, stop_process
 
 SUITE = "bridge"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -106,20 +106,13 @@ class Bridge:
         self.log_path = os.path.join(tmp, f"pbus-bridge-{instance.name}.log")
         self.proc = None
 
-    def start(self, wait_ready=True):
-        r, w = os.pipe()
+    def start(self):
         argv = [self.program, "--instance", self.instance.name, "--socket-dir", self.instance.sock_dir,
                 "--fleet", self.fleet, "--broker", f"127.0.0.1:{self.broker.port}", "--prefix", PREFIX,
                 "--username", "bridge", "--password-file", self.pwfile, "--state-dir", self.state,
-                "--reconnect-max", "300", "--notify-fd", str(w), "--log-level", "debug"] + self.extra
-        log = open(self.log_path, "ab")
-        try:
-            self.proc = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        finally:
-            os.close(w)
-            log.close()
-        data = read_notify(r) if wait_ready else (os.close(r) or b"")
-        if wait_ready and b"READY=1\n" not in data:
+                "--reconnect-max", "300", "--log-level", "debug"] + self.extra
+        self.proc, fields = spawn_notified(argv, self.log_path)
+        if fields is None:
             self.stop()
             raise Failure(f"pbus-bridge not ready: {self.log()}")
         return self
@@ -155,7 +148,10 @@ class Client:
         check(self.connected.wait(TIMEOUT), f"{user} could not connect to the broker")
         for t in topics:
             self.subscribed.clear()
-            self.c.subscribe(t, qos=1)
+            # Retain As Published: a retained value that the broker
+            # forwards live (the bridge published it just after this
+            # subscription) keeps its retain flag, as a late subscriber sees it.
+            self.c.subscribe(t, options=SubscribeOptions(qos=1, retainAsPublished=True))
             check(self.subscribed.wait(TIMEOUT), f"subscribe {t}: no SUBACK")
 
     def _on_message(self, c, u, msg):

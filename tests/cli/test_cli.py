@@ -860,10 +860,10 @@ def test_info(ctx):
 
 
 def test_daemons_share_their_common_options(ctx, pbus_build):
-    """pbusd, pbus-hwd, pbus-scpi and pbus-web take -l/--log-level,
+    """pbusd, pbus-hwd, pbus-scpi, pbus-web and pbus-bridge take -l/--log-level,
     -h/--help and -V/--version alike (common/options.c), and refuse an
     unknown option or a bad level in one form."""
-    for name in ("pbusd", "pbus-hwd", "pbus-scpi", "pbus-web"):
+    for name in ("pbusd", "pbus-hwd", "pbus-scpi", "pbus-web", "pbus-bridge"):
         exe = pbus_build.path("daemon", name)
         pbus_build.require(exe)
 

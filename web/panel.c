@@ -7,7 +7,8 @@
  *  - the pbusd thread connects (again and again: 50 ms after a loss, then
  *    doubling up to 2 s while pbusd stays away), builds the model of the
  *    schema pbusd serves, subscribes ONCE to every readable parameter that
- *    may be subscribed (at most one notification per --interval; the
+ *    may be subscribed (one subscription per set of parameters that share
+ *    the deployment's deadband and rate, never faster than --interval; the
  *    others are read once per connect), and stores each value it is told
  *    as JSON text, with its status, timestamp and version, in the panel's
  *    latest values. Each store takes the next generation number; the lws
@@ -26,6 +27,7 @@
  * and both queues (pbus-web.h).
  */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
@@ -139,6 +141,27 @@ static char *value_json(const struct pbus_client *client, uint32_t index, unsign
 	return o.data;
 }
 
+/* A subscriber's hint in the schema (docs/schema-format.md: deadband=,
+ * max-rate-hz=): its value, or 0 when absent. One that is not a decimal
+ * number from 0 (excluded when @positive) to @max is logged and ignored. */
+static double schema_hint(const struct pbus_schema *schema, uint32_t index, const char *name, const char *key,
+			  bool positive, double max)
+{
+	const char *text = pbus_schema_param_extra(schema, index, key);
+	if (!text)
+		return 0;
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (!*text || *end || errno || strpbrk(text, "xXpP \t\n") || !isfinite(v) || v < 0 || (positive && v == 0) ||
+	    v > max) {
+		log_msg(LOG_WARNING, "schema: %s=%.40s of '%s' is not a number from 0%s to %g; ignored", key, text,
+			name, positive ? " (excluded)" : "", max);
+		return 0;
+	}
+	return v;
+}
+
 static struct web_model *model_build(const struct pbus_client *client)
 {
 	const struct pbus_schema *schema = pbus_client_schema(client);
@@ -193,6 +216,8 @@ static struct web_model *model_build(const struct pbus_client *client)
 		}
 		p->readable = !(info.flags & PBUS_PARAM_NOREAD);
 		p->live = p->readable && !(info.flags & PBUS_PARAM_NOSUBSCRIPTIONS);
+		p->deadband = schema_hint(schema, i, p->name, "deadband", false, DBL_MAX);
+		p->max_rate_hz = schema_hint(schema, i, p->name, "max-rate-hz", true, 1000);
 	}
 	return m;
 fail:
@@ -290,12 +315,84 @@ static void store(struct web_panel *panel, const struct pbus_client *client, con
 	lws_cancel_service(panel->context);
 }
 
+/* pbusd thread: the panel is primed once every subscription has brought
+ * its first values. */
 static void on_notify(struct pbus_client *client, uint32_t subscription, enum pbus_client_event event,
 		      const struct pbus_client_value *values, size_t count, void *userdata)
 {
-	(void)subscription;
-	if (event == PBUS_CLIENT_EVENT_VALUES)
-		store(userdata, client, values, count, true);
+	struct web_panel *panel = userdata;
+	if (event != PBUS_CLIENT_EVENT_VALUES)
+		return;
+	for (size_t i = 0; i < panel->sub_count; i++) {
+		struct web_subscription *s = &panel->subs[i];
+		if (s->id == subscription && !s->primed) {
+			s->primed = true;
+			panel->unprimed--;
+		}
+	}
+	store(panel, client, values, count, panel->unprimed == 0);
+}
+
+static void subscriptions_free(struct web_panel *panel)
+{
+	for (size_t i = 0; i < panel->sub_count; i++)
+		free(panel->subs[i].indexes);
+	free(panel->subs);
+	panel->subs = NULL;
+	panel->sub_count = panel->unprimed = 0;
+}
+
+/*
+ * Sort the model's live parameters into subscriptions by deadband and
+ * interval (the deployment's Deadband and MaxRateHz, the interval never
+ * below --interval): panel->subs. 0 or -ENOMEM.
+ */
+static int subscriptions_plan(struct web_panel *panel, const struct web_model *m)
+{
+	subscriptions_free(panel);
+	panel->subs = calloc(WEB_SUBSCRIPTIONS_MAX, sizeof(*panel->subs));
+	if (!panel->subs)
+		return -ENOMEM;
+	uint32_t base_us = panel->interval_ms * 1000u;
+	bool crowded = false;
+	for (uint32_t i = 0; i < m->count; i++) {
+		const struct web_param *p = &m->params[i];
+		if (!p->live)
+			continue;
+		double deadband = p->deadband;
+		uint32_t interval_us = base_us;
+		if (p->max_rate_hz > 0 && 1e6 / p->max_rate_hz > base_us)
+			interval_us = (uint32_t)(1e6 / p->max_rate_hz);
+		size_t k = 0;
+		while (k < panel->sub_count &&
+		       (panel->subs[k].deadband != deadband || panel->subs[k].interval_us != interval_us))
+			k++;
+		if (k == panel->sub_count && k == WEB_SUBSCRIPTIONS_MAX) {
+			/* too many distinct pairs: the plain subscription takes it */
+			crowded = true;
+			deadband = 0;
+			interval_us = base_us;
+			for (k = 0; k < panel->sub_count &&
+				    (panel->subs[k].deadband != 0 || panel->subs[k].interval_us != base_us);)
+				k++;
+			if (k == panel->sub_count) /* full, none plain: the first one */
+				k = 0;
+		}
+		struct web_subscription *s = &panel->subs[k];
+		if (k == panel->sub_count) {
+			if (!(s->indexes = calloc(m->count, sizeof(*s->indexes))))
+				return -ENOMEM;
+			s->deadband = deadband;
+			s->interval_us = interval_us;
+			panel->sub_count++;
+		}
+		s->indexes[s->count++] = i;
+	}
+	if (crowded)
+		log_msg(LOG_WARNING, "the schema's parameters ask for more than %d pairs of deadband and rate; the "
+			"rest are subscribed without deadband, at --interval", WEB_SUBSCRIPTIONS_MAX);
+	panel->unprimed = panel->sub_count;
+	return 0;
 }
 
 /* Set the connection state and wake the lws thread. */
@@ -352,26 +449,22 @@ static int attach(struct web_panel *panel, struct pbus_client *client)
 	set_connected(panel, true);
 
 	struct web_model *m = panel->model; /* only this thread replaces it */
-	uint32_t *live = calloc(m->count ? m->count : 1, sizeof(*live));
 	uint32_t *once = calloc(m->count ? m->count : 1, sizeof(*once));
-	size_t live_n = 0, once_n = 0;
-	int r = 0;
-	if (!live || !once) {
+	size_t once_n = 0;
+	int r = subscriptions_plan(panel, m);
+	if (!once || r < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (uint32_t i = 0; i < m->count; i++) {
-		if (m->params[i].live)
-			live[live_n++] = i;
-		else if (m->params[i].readable)
+	for (uint32_t i = 0; i < m->count; i++)
+		if (!m->params[i].live && m->params[i].readable)
 			once[once_n++] = i;
-	}
-	if (live_n) {
-		struct pbus_subscribe_options o = {.min_interval_us = panel->interval_ms * 1000u};
-		uint32_t id;
-		r = pbus_client_subscribe(client, live, live_n, &o, on_notify, panel, &id);
+	for (size_t k = 0; k < panel->sub_count; k++) {
+		struct web_subscription *s = &panel->subs[k];
+		struct pbus_subscribe_options o = {.min_interval_us = s->interval_us, .deadband = s->deadband};
+		r = pbus_client_subscribe(client, s->indexes, s->count, &o, on_notify, panel, &s->id);
 		if (r < 0) {
-			log_msg(LOG_WARNING, "pbusd: subscribe to %zu parameters: %s", live_n, pbus_strerror(r));
+			log_msg(LOG_WARNING, "pbusd: subscribe to %zu parameters: %s", s->count, pbus_strerror(r));
 			goto out;
 		}
 	}
@@ -391,7 +484,7 @@ static int attach(struct web_panel *panel, struct pbus_client *client)
 		r = r == -EACCES ? 0 : r;
 	}
 out:
-	if (r == 0 && !live_n) {
+	if (r == 0 && !panel->sub_count) {
 		pthread_mutex_lock(&panel->lock);
 		panel->primed = true;
 		panel->first_done = true;
@@ -399,7 +492,6 @@ out:
 		pthread_mutex_unlock(&panel->lock);
 		lws_cancel_service(panel->context);
 	}
-	free(live);
 	free(once);
 	return r;
 }
@@ -837,6 +929,7 @@ void web_panel_stop(struct web_panel *panel)
 	}
 	if (panel->stop_fd > 0)
 		close(panel->stop_fd);
+	subscriptions_free(panel);
 	while (panel->jobs) {
 		struct web_set_job *j = panel->jobs;
 		panel->jobs = j->next;

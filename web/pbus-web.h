@@ -158,7 +158,9 @@ struct web_param {
 	char **labels;           /* enum labels */
 	uint32_t label_count;
 	bool readable;           /* not noread */
-	bool live;               /* in the subscription */
+	bool live;               /* in a subscription */
+	double deadband;         /* the schema's deadband=, or 0 */
+	double max_rate_hz;      /* the schema's max-rate-hz=, or 0: none */
 };
 
 /* The schema as served: immutable; freed when the last reference goes. */
@@ -197,6 +199,21 @@ struct web_set_job {
 	struct web_set_job *next;
 };
 
+/* One subscription to pbusd (panel.c): the parameters that share a
+ * deadband and an interval. */
+struct web_subscription {
+	double deadband;
+	uint32_t interval_us;
+	uint32_t id;                   /* pbusd's */
+	bool primed;                   /* its first values are in */
+	uint32_t *indexes;
+	size_t count;
+};
+
+/* At most this many subscriptions; parameters of further (deadband,
+ * interval) pairs join the one without deadband at --interval. */
+#define WEB_SUBSCRIPTIONS_MAX 16
+
 struct web_panel {
 	char instance[65];
 	const char *socket_dir;
@@ -220,6 +237,11 @@ struct web_panel {
 	pthread_t pbusd_thread, set_thread;
 	int stop_fd;                   /* eventfd: the pbusd thread stops */
 	bool started;
+	/* the pbusd thread's own: the subscriptions of this connection, one
+	 * per set of parameters with one deadband and interval, and how many
+	 * have not brought their first values yet */
+	struct web_subscription *subs;
+	size_t sub_count, unprimed;
 };
 
 /* Start both threads (the pbusd thread connects and reconnects by itself).

@@ -55,6 +55,14 @@ def _check_param(p: Parameter) -> None:
         raise GenError(_loc(p, "Persistent"), f"'Persistent' on readonly attribute "
                        f"'{p.attribute.name}': only writable parameters are "
                        "restored at start")
+    if p.deadband is not None and (p.is_array or p.element not in _NUMERIC):
+        raise GenError(_loc(p, "Deadband"), f"'Deadband' of '{name}': a deadband applies "
+                                            f"to numeric scalars, not {p.type}")
+    for key, given in (("Deadband", p.deadband), ("MaxRateHz", p.max_rate_hz)):
+        if given is not None and (p.no_read or p.no_subscriptions):
+            raise GenError(_loc(p, key), f"'{key}' of '{name}': a "
+                                         f"{'noRead' if p.no_read else 'noSubscriptions'} "
+                                         "attribute has no subscribers")
     if p.readonly and p.group is not None:
         raise GenError(_loc(p, "WritableBy"), f"'WritableBy' on readonly "
                        f"attribute '{p.attribute.name}': nobody may write it")

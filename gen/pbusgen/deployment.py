@@ -72,6 +72,11 @@ KEYS: Dict[str, Key] = {k.name: k for k in (
     Key("UpdateClass", CHOICE, ANY, True, ("constant", "rare", "setting", "live")),
     Key("MaxSize", INTEGER, SIZED, False),
     Key("MaxLength", INTEGER, ARRAY, False),
+    # How a subscriber that shows the value (pbus-web; pbus-bridge unless
+    # its Fleet keys say otherwise) subscribes: schema `deadband`,
+    # `max-rate-hz`.
+    Key("Deadband", DEADBAND, NUMERIC, False),
+    Key("MaxRateHz", RATE, ANY, True),
     Key("ScpiKeyword", STRING, ANY, False),
     Key("ScpiAccess", CHOICE, ANY, False, ("query", "set", "both")),
     Key("ScpiEnum", STRING, ENUM, False),

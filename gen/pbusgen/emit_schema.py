@@ -126,6 +126,10 @@ def _param(p: Parameter) -> str:
         tokens.append(f"group={encode(p.group)}")
     if p.desc:
         tokens.append(f"desc={encode(p.desc)}")
+    if p.deadband is not None:
+        tokens.append(f"deadband={number(p.deadband)}")
+    if p.max_rate_hz is not None:
+        tokens.append(f"max-rate-hz={number(p.max_rate_hz)}")
     if p.hw is not None:
         tokens.extend(_hw(p.hw))
     return " ".join(tokens)

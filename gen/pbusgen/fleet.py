@@ -8,12 +8,12 @@ first problem at the key at fault; render() writes the file. Like every
 back end, render() holds no naming logic: the topic is decided here, once.
 """
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Dict, Optional
 
 from .errors import GenError, shown
+from .emit_schema import number
 from .model import Model, Parameter
 
 FORMAT = "parambus-fleet"
@@ -40,11 +40,13 @@ def defaults(p: Parameter) -> Publication:
     """What a parameter gets when its section writes no Fleet key: every
     readable parameter that may be subscribed is published; constants,
     rarely changed values and settings retained, live measurements not
-    retained and at most LIVE_RATE_HZ; nothing commanded."""
+    retained and at most LIVE_RATE_HZ (or the parameter's MaxRateHz, with
+    its Deadband); nothing commanded."""
     live = p.update_class == "live"
+    rate = p.max_rate_hz if p.max_rate_hz is not None else LIVE_RATE_HZ if live else 0.0
     return Publication(topic=p.name, publish=not p.no_read and not p.no_subscriptions,
-                       retain=not live, command=False, deadband=0.0,
-                       max_rate_hz=LIVE_RATE_HZ if live else 0.0)
+                       retain=not live, command=False, deadband=p.deadband or 0.0,
+                       max_rate_hz=rate)
 
 
 def _topic(text: str, loc, where: str) -> str:
@@ -117,11 +119,6 @@ def check(model: Model) -> None:
         p.fleet = pub
 
 
-def _number(x: float) -> str:
-    assert math.isfinite(x)
-    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
-
-
 def render(model: Model, schema_hash: int) -> str:
     """The fleet file: one `param` line per published or commanded
     parameter, in index order."""
@@ -134,6 +131,6 @@ def render(model: Model, schema_hash: int) -> str:
         if pub is None or not (pub.publish or pub.command):
             continue
         lines.append(f"param {p.index} {p.name} {pub.topic} {int(pub.publish)} "
-                     f"{int(pub.retain)} {int(pub.command)} {_number(pub.deadband)} "
-                     f"{_number(pub.max_rate_hz)}")
+                     f"{int(pub.retain)} {int(pub.command)} {number(pub.deadband)} "
+                     f"{number(pub.max_rate_hz)}")
     return "\n".join(lines) + "\n"

@@ -381,6 +381,9 @@ class Parameter:
     group: Optional[str] = None
     desc: Optional[str] = None
     hw: Optional[HwBinding] = None  # a hardware binding, if the deployment has one
+    # Deadband / MaxRateHz: how a subscriber that shows the value subscribes
+    deadband: Optional[float] = None
+    max_rate_hz: Optional[float] = None
     # SCPI (scpi.py): the keys as written; scpi.check() fills `scpi`
     scpi_keyword: Optional[str] = None
     scpi_access: Optional[str] = None   # "query", "set", "both" when written

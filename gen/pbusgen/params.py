@@ -199,6 +199,10 @@ class _Builder:
                 p.size = D.integer(v, key, where)
             elif key == "MaxLength":
                 p.count = D.integer(v, key, where)
+            elif key == "Deadband":
+                p.deadband = D.deadband(v, key, where)
+            elif key == "MaxRateHz":
+                p.max_rate_hz = D.rate(v, key, where)
             elif key == "ScpiKeyword":
                 p.scpi_keyword = D.string(v, key, where)
             elif key == "ScpiAccess":

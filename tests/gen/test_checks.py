@@ -277,7 +277,7 @@ def test_unmappable_attributes(error_of, decl, attr, message):
     ("attribute vset { Colour = \"red\" }",
      "3:18: error: unknown key 'Colour' in attribute 'vset', expected one of Unit, "
      "Minimum, Maximum, Step, Default, Persistent, WritableBy, UpdateClass, MaxSize, "
-     "MaxLength, ScpiKeyword, ScpiAccess, ScpiEnum, ScpiQuestionable, ScpiQuestionableLevel, ScpiOperation, FleetPublish, FleetTopic, "
+     "MaxLength, Deadband, MaxRateHz, ScpiKeyword, ScpiAccess, ScpiEnum, ScpiQuestionable, ScpiQuestionableLevel, ScpiOperation, FleetPublish, FleetTopic, "
      "FleetDeadband, FleetMaxRateHz, FleetRetain, FleetCommand"),
     ("attribute vset { Unit = \"V\" Unit = \"A\" }",
      "3:29: error: duplicate key 'Unit' in attribute 'vset'"),

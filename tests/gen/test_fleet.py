@@ -107,3 +107,48 @@ def test_keys_written(fleet_of):
 ])
 def test_errors(error, body, message):
     assert error(body) == message
+
+
+# --- Deadband and MaxRateHz: the subscribers' keys (schema deadband=, max-rate-hz=) ---
+
+def test_subscriber_keys_reach_the_schema_and_the_fleet_defaults(model_of):
+    """Deadband and MaxRateHz enter the compiled schema (for pbus-web and any
+    subscriber that shows the value) and are the fleet's defaults, which
+    Fleet keys still override."""
+    body = ('attribute volts { UpdateClass = live Deadband = 0.005 MaxRateHz = 4 }\n'
+            'attribute vset { MaxRateHz = 0.5 FleetMaxRateHz = 20 }\n'
+            'attribute pair { MaxRateHz = 2 field b { Deadband = 1e-3 FleetDeadband = 0 } }')
+    model = model_of({"dev.fidl": FIDL, "dev.fdepl": depl(body)}, "dev.fdepl")
+    schema = emit_schema.render(model)
+    params = {line.split()[1]: line for line in schema.splitlines() if line.startswith("param ")}
+    assert params["volts"].endswith(" class=live deadband=0.005 max-rate-hz=4")
+    assert params["vset"].endswith(" class=setting max-rate-hz=0.5")
+    assert params["pair.a"].endswith(" class=setting max-rate-hz=2")
+    assert params["pair.b"].endswith(" class=setting deadband=0.001 max-rate-hz=2")
+    assert "deadband" not in params["model"] and "max-rate" not in params["model"]
+    lines = fleet.render(model, emit_schema.schema_hash(schema)).splitlines()[3:]
+    assert "param 2 volts volts 1 0 0 0.005 4" in lines
+    assert "param 1 vset vset 1 1 0 0 20" in lines
+    assert "param 7 pair.a pair.a 1 1 0 0 2" in lines
+    assert "param 8 pair.b pair.b 1 1 0 0 2" in lines
+
+
+@pytest.mark.parametrize("body, message", [
+    ('attribute vset { Deadband = -0.5 }',
+     "3:29: error: 'Deadband' of 'vset': found -0.5, expected a number, zero or more"),
+    ('attribute taps { Deadband = 1 }',
+     "3:18: error: 'Deadband' of 'taps': a deadband applies to numeric scalars, not int32[]"),
+    ('attribute model { Deadband = 1 }',
+     "3:19: error: 'Deadband' does not apply to 'model' of type String (only to integer and "
+     "floating-point attributes (and arrays of them))"),
+    ('attribute vset { MaxRateHz = 1001 }',
+     "3:30: error: 'MaxRateHz' of 'vset': found 1001, expected a number above 0 and at most 1000 (Hz)"),
+    ('attribute secret { MaxRateHz = 5 }',
+     "3:20: error: 'MaxRateHz' of 'secret': a noRead attribute has no subscribers"),
+    ('attribute note { MaxRateHz = 5 }',
+     "3:18: error: 'MaxRateHz' of 'note': a noSubscriptions attribute has no subscribers"),
+    ('attribute pair { Deadband = 1 }',
+     "3:18: error: 'Deadband' applies to the fields of struct 'pair'; put it in a 'field NAME { ... }' section"),
+])
+def test_subscriber_key_errors(error, body, message):
+    assert error(body) == message

@@ -19,6 +19,8 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -27,7 +29,7 @@ import pytest
 import websocket
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.web import PASSWORDS, WebDaemon, connect, greeting, make_users_file, origin, recv_until
+from pbustest.web import PASSWORDS, WebDaemon, connect, greeting, make_users_file, origin, recv, recv_until
 
 SUITE = "web"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -783,3 +785,86 @@ def test_tls(start, pbus_tmp):
     check(pbus(web, "get", "fan_duty") == "44", "not in the table")
     got = raw_request(web, b"GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n")
     check(b"console.log" not in got, "plain HTTP served on the TLS port")
+
+
+# --- the deployment's deadbands and rates -----------------------------------------
+
+@pytest.fixture(scope="module")
+def hints_schema(pbus_tmp):
+    """hints.pbs, compiled by this checkout's pbus-gen from hints.fdepl."""
+    out = os.path.join(pbus_tmp, "hints.pbs")
+    r = subprocess.run([sys.executable, "-m", "pbusgen", "--schema", out, os.path.join(HERE, "hints.fdepl")],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(HERE)), "gen")))
+    check(r.returncode == 0, f"pbus-gen: {r.stderr}")
+    return out
+
+
+def updates(ws, index, seconds):
+    """(arrival time, value) of every update of @index within @seconds."""
+    got, deadline = [], time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            m = recv(ws, left)
+        except websocket.WebSocketTimeoutException:
+            break
+        if m["t"] == "values":
+            got += [(time.monotonic(), v[1]) for v in m["values"] if v[0] == index]
+    return got
+
+
+def test_deployment_deadband_and_rate(start, hints_schema):
+    """pbus-web subscribes with the deployment's Deadband and MaxRateHz
+    (schema deadband=, max-rate-hz=): a change within coarse's deadband
+    never reaches the page, and slow's updates come at most twice a second,
+    the last value included; plain, without keys, follows every change."""
+    web = start(schema=hints_schema, extra=["--interval", "0"])
+    with contextlib.closing(connect(web)) as ws:
+        _, schema = greeting(ws)
+        coarse, slow, plain = (index_of(schema, n) for n in ("coarse", "slow", "plain"))
+        value_of(ws, coarse)                # the first values (all of them)
+        pbus(web, "set", "coarse=1")
+        value_of(ws, coarse, 1)
+        pbus(web, "set", "coarse=1.25")   # within 0.5 of 1: not worth showing
+        pbus(web, "set", "coarse=1.75")
+        entry = value_of(ws, coarse)
+        check(entry[1] == 1.75, f"coarse: the page got {entry[1]} (1.25 is within the deadband)")
+
+        got = []
+        reader = threading.Thread(target=lambda: got.extend(updates(ws, slow, 2.0)))
+        reader.start()                      # arrival times taken as they come
+        t0 = time.monotonic()
+        for i in range(1, 9):               # 8 changes 100 ms apart
+            pbus(web, "set", f"slow={i}", f"plain={i}")
+            time.sleep(max(0.0, t0 + i * 0.1 - time.monotonic()))
+        reader.join()
+        check(got and got[-1][1] == 8, f"slow: the last value 8 never came: {got}")
+        gaps = [b[0] - a[0] for a, b in zip(got, got[1:])]
+        check(len(got) <= 3 and all(g > 0.4 for g in gaps),
+              f"slow (MaxRateHz = 2): {len(got)} updates, gaps {gaps}")
+    with contextlib.closing(connect(web)) as ws:
+        _, schema = greeting(ws)
+        plain = index_of(schema, "plain")
+        value_of(ws, plain, 8)
+        for i in range(9, 13):
+            pbus(web, "set", f"plain={i}")
+            value_of(ws, plain, i)           # each change, none coalesced away
+
+
+def test_malformed_hint_is_ignored(start, pbus_tmp):
+    """A deadband= or max-rate-hz= that is not a number in range (pbusd's
+    loader keeps such keys unread) is logged, one line naming it, and
+    ignored: the value still comes."""
+    path = os.path.join(pbus_tmp, "bad-hints.pbs")
+    with open(path, "w") as f:
+        f.write("pbus-schema 1\ninterface org.example.web.Bad 1.0\n"
+                "param a double deadband=0x10 class=live\nparam b double max-rate-hz=0 class=live\n")
+    web = start(schema=path, extra=["--interval", "0"])
+    with contextlib.closing(connect(web)) as ws:
+        _, schema = greeting(ws)
+        a = index_of(schema, "a")
+        pbus(web, "set", "a=0.25")
+        value_of(ws, a, 0.25)
+    log = web.log()
+    check("schema: deadband=0x10 of 'a' is not a number from 0 to " in log, f"log: {log}")
+    check("schema: max-rate-hz=0 of 'b' is not a number from 0 (excluded) to 1000; ignored" in log, f"log: {log}")

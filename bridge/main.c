@@ -39,6 +39,7 @@
 
 #include <parambus/client.h>
 
+#include "../common/describe.h"
 #include "../common/log.h"
 #include "../common/options.h"
 #include "../common/signals.h"
@@ -585,24 +586,6 @@ static void pbusd_lost(struct bridge *b)
 
 /* ------------------------------------------------------------ the command thread */
 
-static void describe_refusal(const struct pbus_client *client, const struct bridge_fleet_param *f, const char *text,
-			     int err, char *buf, size_t size)
-{
-	struct pbus_param_info info;
-	if (pbus_client_describe(client, f->index, &info) == 0 && err == -ERANGE &&
-	    (info.flags & PBUS_PARAM_HAS_MIN) && (info.flags & PBUS_PARAM_HAS_MAX) &&
-	    ((info.type & 0x7f) == PBUS_TYPE_FLOAT || (info.type & 0x7f) == PBUS_TYPE_DOUBLE)) {
-		snprintf(buf, size, "set %s=%.64s: value out of range (%g \u2026 %g%s%s)", f->name, text, info.min.d,
-			 info.max.d, *info.unit ? " " : "", info.unit);
-		return;
-	}
-	if (err == -EPERM)
-		snprintf(buf, size, "set %s: permission denied by pbusd (is pbus-bridge's user allowed to write it?)",
-			 f->name);
-	else
-		snprintf(buf, size, "set %s=%.64s: %s", f->name, text, pbus_strerror(err));
-}
-
 static int set_client(struct bridge *b)
 {
 	if (b->set_client && pbus_client_connected(b->set_client))
@@ -682,7 +665,8 @@ static void run_job(struct bridge *b, struct bridge_job *job)
 	}
 	r = pbus_client_parse(b->set_client, f->index, job->command.text, buf, info.value_size, &length);
 	if (r < 0) {
-		describe_refusal(b->set_client, f, job->command.text, r, job->error, sizeof(job->error));
+		describe_refusal(pbus_client_view(b->set_client), f->index, job->command.text, r, "pbus-bridge", job->error,
+				 sizeof(job->error));
 		free(buf);
 		return;
 	}
@@ -713,8 +697,8 @@ static void run_job(struct bridge *b, struct bridge_job *job)
 		job->ok = true;
 		job->seq = w.seq;
 	} else {
-		describe_refusal(b->set_client, f, job->command.text, w.result ? w.result : r, job->error,
-				 sizeof(job->error));
+		describe_refusal(pbus_client_view(b->set_client), f->index, job->command.text, w.result ? w.result : r,
+				 "pbus-bridge", job->error, sizeof(job->error));
 	}
 	struct pbus_client_value v;
 	if (pbus_client_get(b->set_client, &f->index, 1, &v) == 0)

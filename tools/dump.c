@@ -51,7 +51,7 @@ static void json_number(unsigned type, union pbus_number number)
 		fputs("null", stdout);
 		return;
 	}
-	tool_number_text(type, number, text, sizeof(text));
+	describe_number(type, number, text, sizeof(text));
 	fputs(text, stdout);
 }
 
@@ -235,11 +235,11 @@ static void text_param(const struct pbus_view *view, const struct pbus_param *pa
 	if (info.flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX | PBUS_PARAM_HAS_STEP)) {
 		printf("    limits   ");
 		if (info.flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX)) {
-			tool_limits_text(&info, buf, sizeof(buf));
+			describe_limits(&info, buf, sizeof(buf));
 			fputs(buf, stdout);
 		}
 		if (info.flags & PBUS_PARAM_HAS_STEP) {
-			tool_number_text(info.type, info.step, buf, sizeof(buf));
+			describe_number(info.type, info.step, buf, sizeof(buf));
 			printf("%sstep %s", (info.flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX))
 						    ? ", " : "", buf);
 		}

@@ -223,7 +223,7 @@ static int refuse(const struct tool_source *source, const struct assignment *a, 
 	default:
 		break;
 	}
-	tool_parse_error_text(tool_source_view(source), a->info.index, negative_errno, problem,
+	describe_parse_error(tool_source_view(source), a->info.index, negative_errno, problem,
 			      sizeof(problem));
 	echo_text(a->text, echo, sizeof(echo));
 	tool_error("set %s=%s: %s", a->name, echo, problem);

@@ -84,7 +84,7 @@ static void fill_row(const struct pbus_view *view, const struct pbus_param *para
 	cells[4] = dup_or_empty(buf);
 	cells[5] = dup_or_empty(pbus_update_class_name(info.update_class));
 	if (info.flags & (PBUS_PARAM_HAS_MIN | PBUS_PARAM_HAS_MAX)) {
-		tool_limits_text(&info, buf, sizeof(buf));
+		describe_limits(&info, buf, sizeof(buf));
 		cells[6] = dup_or_empty(buf);
 	} else {
 		cells[6] = dup_or_empty("-");

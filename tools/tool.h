@@ -21,6 +21,8 @@
 #include <parambus/client.h>
 #include <parambus/parambus.h>
 
+#include "../common/describe.h"
+
 /* Exit statuses (documented in docs/cli.md). */
 enum tool_exit {
 	TOOL_EXIT_OK = 0,
@@ -155,24 +157,8 @@ void tool_value_clear(struct tool_value *value);
 char *tool_value_text(const struct pbus_view *view, uint32_t index, const void *data,
 		      size_t length);
 
-/* A limit (min or max) of @param as text, per its (element) type. */
-void tool_number_text(unsigned type, union pbus_number number, char *buf, size_t size);
-
-/* "0 … 30 V"-style description of the limits of the parameter described
- * by @info (a table's or a client's), "" if it has none. */
-void tool_limits_text(const struct pbus_param_info *info, char *buf, size_t size);
-
 /* "ro,persistent" or "-". */
 void tool_flags_text(unsigned flags, char *buf, size_t size);
-
-/*
- * Why a text is not a valid value of parameter @index of @view (a table's
- * or a client's), given the -errno that pbus_view_parse() returned: "value
- * out of range (0 … 30 V)", "not a bool (true/false)", "too long (at most 8
- * bytes)" ...
- */
-void tool_parse_error_text(const struct pbus_view *view, uint32_t index, int negative_errno,
-			   char *buf, size_t size);
 
 /* Write @text with control characters escaped (\n, \t, \xNN), so that it
  * stays on one line. */

@@ -41,6 +41,7 @@
 #include <libwebsockets.h>
 #include <parambus/client.h>
 
+#include "../common/describe.h"
 #include "../common/log.h"
 #include "pbus-web.h"
 
@@ -568,116 +569,12 @@ static void *pbusd_main(void *arg)
 
 /* --------------------------------------------------------- the SET thread */
 
-static const char *article(const char *word)
-{
-	return strchr("aeiou", word[0]) ? "an" : "a";
-}
-
 /* Why @client would refuse (or refused) @text for @index: one line in
- * @buf, as `pbus set` says it. */
+ * @buf, as `pbus set` says it (common/describe.c). */
 static void refusal(const struct pbus_client *client, uint32_t index, const char *text, int err, char *buf,
 		    size_t size)
 {
-	struct pbus_param_info info;
-	if (pbus_client_describe(client, index, &info) < 0) {
-		snprintf(buf, size, "%s", pbus_strerror(err));
-		return;
-	}
-	bool array = info.type & PBUS_TYPE_ARRAY_FLAG;
-	unsigned element = info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG;
-	const char *type = pbus_type_name(element);
-	char echo[80], detail[400] = "";
-	snprintf(echo, sizeof(echo), "%.60s%s", text, strlen(text) > 60 ? "\u2026" : "");
-	if (strlen(text) > 60) {
-		size_t n = 60;
-		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
-			n--;
-		snprintf(echo, sizeof(echo), "%.*s\u2026", (int)n, text);
-	}
-	if (element == PBUS_TYPE_ENUM && (err == -ERANGE || err == -EINVAL)) {
-		size_t used = 0;
-		for (uint32_t k = 0; k < info.enum_count && used + 1 < sizeof(detail); k++) {
-			const char *label;
-			if (pbus_client_enumerator(client, index, k, &label, NULL) == 0)
-				used += (size_t)snprintf(detail + used, sizeof(detail) - used, "%s%s", k ? ", " : "",
-							 label);
-		}
-	}
-	switch (err) {
-	case -EACCES:
-		snprintf(buf, size, "set %s: parameter is read-only", info.name);
-		return;
-	case -EPERM:
-		if (*info.group)
-			snprintf(buf, size, "set %s: permission denied by pbusd (only pbusd's user and group '%s' may "
-				 "write it; is pbus-web's user in it?)", info.name, info.group);
-		else
-			snprintf(buf, size, "set %s: permission denied by pbusd (only pbusd's user may write it)",
-				 info.name);
-		return;
-	case -EBUSY:
-		snprintf(buf, size, "set: parameter '%s' is busy (another writer has held it for 1 s); nothing "
-			 "was changed", info.name);
-		return;
-	case -ERANGE:
-		if (element == PBUS_TYPE_ENUM) {
-			snprintf(buf, size, "set %s=%s: not an enumerator (one of %s)", info.name, echo, detail);
-		} else {
-			char lo[64] = "", hi[64] = "";
-			if (info.flags & PBUS_PARAM_HAS_MIN) {
-				char *t = number_json(info.type, info.min);
-				snprintf(lo, sizeof(lo), "%s", t ? t : "?");
-				free(t);
-			}
-			if (info.flags & PBUS_PARAM_HAS_MAX) {
-				char *t = number_json(info.type, info.max);
-				snprintf(hi, sizeof(hi), "%s", t ? t : "?");
-				free(t);
-			}
-			const char *sp = *info.unit ? " " : "";
-			if (*lo && *hi)
-				snprintf(detail, sizeof(detail), "%s \u2026 %s%s%s", lo, hi, sp, info.unit);
-			else if (*lo)
-				snprintf(detail, sizeof(detail), "at least %s%s%s", lo, sp, info.unit);
-			else if (*hi)
-				snprintf(detail, sizeof(detail), "at most %s%s%s", hi, sp, info.unit);
-			else
-				snprintf(detail, sizeof(detail), "the type's limits");
-			snprintf(buf, size, "set %s=%s: %s out of range (%s)", info.name, echo,
-				 array ? "element" : "value", detail);
-		}
-		return;
-	case -EMSGSIZE:
-		if (array)
-			snprintf(buf, size, "set %s=%s: too many elements (at most %u)", info.name, echo,
-				 info.element_size ? info.value_size / info.element_size : 0);
-		else
-			snprintf(buf, size, "set %s=%s: too long (at most %u bytes)", info.name, echo, info.value_size);
-		return;
-	case -EINVAL:
-		if (array)
-			snprintf(buf, size, "set %s=%s: not a list of %s (comma-separated, e.g. 1,2,3)", info.name, echo,
-				 type);
-		else if (element == PBUS_TYPE_BOOL)
-			snprintf(buf, size, "set %s=%s: not a bool (true/false)", info.name, echo);
-		else if (element == PBUS_TYPE_FLOAT || element == PBUS_TYPE_DOUBLE)
-			snprintf(buf, size, "set %s=%s: not %s %s (a finite decimal number)", info.name, echo,
-				 article(type), type);
-		else if (element == PBUS_TYPE_STRING)
-			snprintf(buf, size, "set %s=%s: not valid UTF-8 text", info.name, echo);
-		else if (element == PBUS_TYPE_BYTES)
-			snprintf(buf, size, "set %s=%s: not hex bytes (two hex digits per byte, e.g. 00ff)", info.name,
-				 echo);
-		else if (element == PBUS_TYPE_ENUM)
-			snprintf(buf, size, "set %s=%s: not an enumerator (one of %s)", info.name, echo, detail);
-		else
-			snprintf(buf, size, "set %s=%s: not %s %s (a decimal integer)", info.name, echo, article(type),
-				 type);
-		return;
-	default:
-		snprintf(buf, size, "set %s: %s", info.name, pbus_strerror(err));
-		return;
-	}
+	describe_refusal(pbus_client_view(client), index, text, err, "pbus-web", buf, size);
 }
 
 /* The current values of the job's parameters as a JSON list of values

@@ -121,6 +121,7 @@ struct bridge {
 	unsigned mqtt_backoff_ms;
 	int64_t mqtt_retry_at;        /* CLOCK_MONOTONIC ms */
 	int last_mqtt_error;
+	char mqtt_detail[256];        /* libmosquitto's last error line (OpenSSL's reason), or "" */
 	struct pbus_client *client;
 	bool pbusd_connected, values_in;
 	unsigned pbusd_backoff_ms;
@@ -393,6 +394,19 @@ static void on_message(struct mosquitto *mosq, void *userdata, const struct mosq
 	queue_job(b, job);
 }
 
+/* libmosquitto's own log: its error lines (OpenSSL's reason for a failed
+ * handshake) are kept to name the cause in the bridge's warning; the rest
+ * goes to the debug log. Main thread (libmosquitto has no thread here). */
+static void on_log(struct mosquitto *mosq, void *userdata, int level, const char *text)
+{
+	(void)mosq;
+	struct bridge *b = userdata;
+	if (level & MOSQ_LOG_ERR)
+		snprintf(b->mqtt_detail, sizeof(b->mqtt_detail), "%s", text);
+	else if (level & (MOSQ_LOG_WARNING | MOSQ_LOG_NOTICE))
+		log_msg(LOG_DEBUG, "libmosquitto: %s", text);
+}
+
 static void mqtt_try_connect(struct bridge *b)
 {
 	struct bridge_identity id = identity(b);
@@ -409,8 +423,9 @@ static void mqtt_try_connect(struct bridge *b)
 	if (rc != MOSQ_ERR_SUCCESS) {
 		int e = rc == MOSQ_ERR_ERRNO ? errno : 0;
 		if (rc != b->last_mqtt_error)
-			log_msg(LOG_WARNING, "broker %s:%d: %s (trying again)", b->host, b->port,
-				e ? strerror(e) : mosquitto_strerror(rc));
+			log_msg(LOG_WARNING, "broker %s:%d: %s%s%s (trying again)", b->host, b->port,
+				e ? strerror(e) : mosquitto_strerror(rc), b->mqtt_detail[0] ? ": " : "", b->mqtt_detail);
+		b->mqtt_detail[0] = '\0';
 		b->last_mqtt_error = rc;
 		b->mqtt_socket_open = false;
 		b->mqtt_retry_at = now_ms() + b->mqtt_backoff_ms;
@@ -961,6 +976,7 @@ int main(int argc, char **argv)
 	mosquitto_connect_v5_callback_set(b->mosq, on_connect);
 	mosquitto_disconnect_v5_callback_set(b->mosq, on_disconnect);
 	mosquitto_message_v5_callback_set(b->mosq, on_message);
+	mosquitto_log_callback_set(b->mosq, on_log);
 	if (b->username && mosquitto_username_pw_set(b->mosq, b->username, b->password) != MOSQ_ERR_SUCCESS) {
 		log_msg(LOG_ERROR, "--username: refused by libmosquitto");
 		return 1;

@@ -38,11 +38,40 @@ def free_port():
         return s.getsockname()[1]
 
 
+def make_pki(directory):
+    """A test CA and two certificates it signs, made with openssl (Debian's):
+    the broker's (CN and subjectAltName 127.0.0.1) and a client's (CN
+    bridge). Returns a dict of PEM paths: ca, server_cert, server_key,
+    client_cert, client_key."""
+    os.makedirs(directory, exist_ok=True)
+    p = {k: os.path.join(directory, f"{k}.pem") for k in
+         ("ca", "ca_key", "server_cert", "server_key", "client_cert", "client_key")}
+
+    def openssl(*args):
+        r = subprocess.run(["openssl", *args], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise Failure(f"openssl {args[0]}: {r.stderr[-300:]}")
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+            "-subj", "/CN=parambus test CA", "-keyout", p["ca_key"], "-out", p["ca"])
+    for who, cn, ext in (("server", "127.0.0.1", "subjectAltName=IP:127.0.0.1"), ("client", "bridge", None)):
+        csr = os.path.join(directory, f"{who}.csr")
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={cn}",
+                "-keyout", p[f"{who}_key"], "-out", csr)
+        extfile = os.path.join(directory, f"{who}.ext")
+        with open(extfile, "w") as f:
+            f.write((ext or "basicConstraints=CA:FALSE") + "\n")
+        openssl("x509", "-req", "-in", csr, "-CA", p["ca"], "-CAkey", p["ca_key"], "-CAcreateserial",
+                "-days", "1", "-extfile", extfile, "-out", p[f"{who}_cert"])
+    return p
+
+
 class Broker:
     """mosquitto with persistence, users and an ACL; restartable on the
-    same port and store."""
+    same port and store. With @tls (make_pki()'s dict) its listener is TLS
+    only, and with @require_cert it asks clients for a certificate of the
+    same CA."""
 
-    def __init__(self, tmp):
+    def __init__(self, tmp, tls=None, require_cert=False):
         self.dir = os.path.join(tmp, f"broker-{uuid.uuid4().hex[:8]}")
         os.makedirs(self.dir)
         self.port = free_port()
@@ -58,7 +87,11 @@ class Broker:
                     f"user viewer\ntopic read {PREFIX}/#\n")
         self.conf = os.path.join(self.dir, "mosquitto.conf")
         with open(self.conf, "w") as f:
-            f.write(f"user root\nlistener {self.port} 127.0.0.1\nallow_anonymous false\n"
+            f.write(f"user root\nlistener {self.port} 127.0.0.1\n")
+            if tls:
+                f.write(f"cafile {tls['ca']}\ncertfile {tls['server_cert']}\nkeyfile {tls['server_key']}\n"
+                        f"require_certificate {'true' if require_cert else 'false'}\n")
+            f.write(f"allow_anonymous false\n"
                     f"password_file {passwd}\nacl_file {acl}\npersistence true\n"
                     f"persistence_location {self.dir}/\nautosave_interval 1\nautosave_on_changes true\n"
                     "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n")
@@ -100,12 +133,21 @@ class Bridge:
         self.log_path = os.path.join(tmp, f"pbus-bridge-{instance.name}.log")
         self.proc = None
 
-    def start(self):
-        argv = [self.program, "--instance", self.instance.name, "--socket-dir", self.instance.sock_dir,
+    def argv(self):
+        return [self.program, "--instance", self.instance.name, "--socket-dir", self.instance.sock_dir,
                 "--fleet", self.fleet, "--broker", f"127.0.0.1:{self.broker.port}", "--prefix", PREFIX,
                 "--username", "bridge", "--password-file", self.pwfile, "--state-dir", self.state,
                 "--reconnect-max", "300", "--log-level", "debug"] + self.extra
-        self.proc, fields = spawn_notified(argv, self.log_path)
+
+    def launch(self):
+        """Started, not waited for (one that is never ready)."""
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        return self
+
+    def start(self):
+        """Started and ready: its values are on the broker."""
+        self.proc, fields = spawn_notified(self.argv(), self.log_path)
         if fields is None:
             self.stop()
             raise Failure(f"pbus-bridge not ready: {self.log()}")
@@ -116,15 +158,16 @@ class Bridge:
             return f.read()[-2500:]
 
     def stop(self, sig=signal.SIGTERM):
-        return stop_process(self.proc, sig)
+        return stop_process(self.proc, sig) if self.proc else None
 
 
 class Client:
     """A paho-mqtt client (MQTT 5) that keeps every message it gets."""
 
-    def __init__(self, broker, user, topics=(), client_id=None, clean=True, decode=json.loads):
+    def __init__(self, broker, user, topics=(), client_id=None, clean=True, decode=json.loads, tls=None):
         """@decode: bytes -> the payload as the tests see it (ValueError
-        when it is not one)."""
+        when it is not one); @tls: make_pki()'s dict, to connect over TLS
+        (with the client certificate)."""
         self.decode = decode
         self.messages, self.cond = [], threading.Condition()
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id or f"t-{uuid.uuid4().hex[:8]}",
@@ -137,6 +180,8 @@ class Client:
         self.c.on_connect = lambda c, u, f, rc, p: self.connected.set() if rc == 0 else None
         self.c.on_disconnect = lambda *a: self.connected.clear()
         self.c.reconnect_delay_set(min_delay=1, max_delay=1)
+        if tls:
+            self.c.tls_set(ca_certs=tls["ca"], certfile=tls["client_cert"], keyfile=tls["client_key"])
         props = Properties(PacketTypes.CONNECT)
         if not clean:
             props.SessionExpiryInterval = 3600

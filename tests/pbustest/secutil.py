@@ -140,7 +140,16 @@ def reachable(tmp, *paths):
     copies = []
     for path in paths:
         copy = os.path.join(folder, os.path.basename(path))
-        if not os.path.exists(copy):
+        if os.path.isdir(path):
+            if not os.path.exists(copy):
+                shutil.copytree(path, copy, ignore=shutil.ignore_patterns("__pycache__"))
+                for top, dirs, files in os.walk(copy):
+                    for d in dirs:
+                        os.chmod(os.path.join(top, d), 0o755)
+                    for f in files:
+                        os.chmod(os.path.join(top, f), 0o644)
+                os.chmod(copy, 0o755)
+        elif not os.path.exists(copy):
             shutil.copy2(path, copy)
             os.chmod(copy, 0o755)
         copies.append(copy)
@@ -149,8 +158,11 @@ def reachable(tmp, *paths):
 
 def program(tmp, *args):
     """The argv that runs attacker.py as a program with @args, as any user
-    (from copies in @tmp, protocol.py beside it: see reachable())."""
-    script, _ = reachable(tmp, os.path.join(HERE, "attacker.py"), os.path.join(HERE, "protocol.py"))
+    (from copies in @tmp, protocol.py and the parambus package beside it:
+    see reachable())."""
+    # protocol.py re-exports the parambus package: its copy goes beside it.
+    package = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "parambus")
+    script, _, _ = reachable(tmp, os.path.join(HERE, "attacker.py"), os.path.join(HERE, "protocol.py"), package)
     return [_python_for_everybody(), script] + [str(a) for a in args]
 
 

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any, Iterable, Mapping
 
-from .errors import SetRefused, describe, errname
+from .errors import describe, errname, set_refused
 from .schema import Param, Schema, Value, encode_value, decode_value, status_of
 from .wire import Fields, VERSION
 
@@ -79,4 +79,4 @@ def set_result(reply: Fields, params: list[Param], items: list[tuple[str, Any]])
         written = any(x["seq"] for x in results)
         message = (f"{p.name}={v!r}: {describe(r['result'])} ({errname(r['result'])}{extra})"
                    + ("" if written else "; nothing was written"))
-    raise SetRefused(code, message, named)
+    raise set_refused(code, message, named)

@@ -272,12 +272,15 @@ class Client:
     async def _request(self, type_: int, fields: Fields, flags: int = 0, sub: Any = None) -> Fields:
         if self._closed:
             raise Error("the client is closed")
-        try:
-            await asyncio.wait_for(self._up.wait(), self.timeout)
-        except asyncio.TimeoutError:
-            raise NotConnected(f"pbusd of '{self.instance}' is not back within {self.timeout} s") from None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        while self._link is None:
+            # The connection may be lost again between the event and now.
+            try:
+                await asyncio.wait_for(self._up.wait(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                raise NotConnected(f"pbusd of '{self.instance}' is not back within {self.timeout} s") from None
         link = self._link
-        assert link is not None
         id_ = link.next_id
         link.next_id += 1
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -290,6 +293,7 @@ class Client:
             fut.cancel()  # the reply, if it comes, is dropped by the reader
             raise Timeout(f"pbusd of '{self.instance}' did not answer within {self.timeout} s") from None
         except (ConnectionError, OSError) as e:
+            self._lost(link, e)  # the reading task reconnects; a retry waits for it
             raise NotConnected(f"the connection to pbusd of '{self.instance}' was lost ({e})") from None
 
     async def _ready(self) -> None:

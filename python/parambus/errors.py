@@ -141,3 +141,21 @@ class SegmentError(Error):
 class InstanceGone(Error):
     """The instance's segment was closed or replaced (pbusd stopped or
     restarted): open it again."""
+
+
+_SET_BY_CODE: dict[type, type] = {}
+
+
+def set_refused(code: int, message: str, results: list[tuple[str, int]]) -> SetRefused:
+    """A SetRefused that is also the ServerError subclass of @code (a
+    refused read-only write is an AccessError too, an out-of-range one a
+    RangeError), so that either can be caught."""
+    base = _BY_CODE.get(code)
+    if base is None:
+        return SetRefused(code, message, results)
+    cls = _SET_BY_CODE.get(base)
+    if cls is None:
+        cls = type("SetRefused" + base.__name__.replace("Error", ""), (SetRefused, base),
+                   {"__doc__": f"A SET refused with {base.__name__}'s code.", "__module__": __name__})
+        _SET_BY_CODE[base] = cls
+    return cls(code, message, results)

@@ -15,7 +15,6 @@ import enum
 import math
 import re
 import struct
-from dataclasses import dataclass
 from typing import Any, Union
 
 from .errors import Error, ProtocolError, SchemaError
@@ -46,23 +45,41 @@ class Status(enum.IntEnum):
         return self.name.lower()
 
 
+_STATUSES = (Status.OK, Status.MINOR, Status.MAJOR, Status.INVALID)
+
+
 def status_of(code: int) -> "Status | int":
     """The Status of a stored code; a code above 3 (no writer stores one,
     segment-format.md §2.8) is returned as the number itself."""
-    return Status(code) if 0 <= code <= 3 else code
+    return _STATUSES[code] if 0 <= code <= 3 else code
 
 
-@dataclass(frozen=True)
 class Value:
     """One parameter's value as read: consistent with its status, timestamp
-    and version (the read protocol never returns a mix of two writes)."""
-    name: str
-    value: Any            # bool, int, float, str, bytes, an enum's label, or a list
-    status: "Status | int"
-    timestamp_ns: int     # CLOCK_REALTIME of the write, ns since the epoch
-    seq: int              # the version: 0 = the initial value, +1 per write
-    unit: str = ""
-    index: int = -1
+    and version (the read protocol never returns a mix of two writes).
+    .name, .value (bool, int, float, str, bytes, an enum's label, or a
+    list), .status, .timestamp_ns (CLOCK_REALTIME of the write), .seq (the
+    version: 0 = the initial value, +1 per write), .unit, .index.
+    (A plain class with slots: built on every read, it must be cheap.)"""
+    __slots__ = ("name", "value", "status", "timestamp_ns", "seq", "unit", "index")
+
+    def __init__(self, name: str, value: Any, status: "Status | int", timestamp_ns: int, seq: int,
+                 unit: str = "", index: int = -1) -> None:
+        self.name, self.value, self.status = name, value, status
+        self.timestamp_ns, self.seq, self.unit, self.index = timestamp_ns, seq, unit, index
+
+    def _key(self) -> tuple:
+        return (self.name, self.value, self.status, self.timestamp_ns, self.seq, self.unit, self.index)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Value) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.timestamp_ns, self.seq))
+
+    def __repr__(self) -> str:
+        return ("Value(name={!r}, value={!r}, status={!r}, timestamp_ns={}, seq={}, unit={!r}, index={})"
+                .format(*self._key()))
 
     @property
     def time(self) -> datetime.datetime:

@@ -232,6 +232,24 @@ def parse(buf: Any, instance: "str | None" = None) -> SegmentLayout:
         wake_id=u32(220), wake_size=wake_size, params=params)
 
 
+def decoder(p: ParamLayout) -> "Any":
+    """decode_stored() for @p, with what does not depend on the bytes
+    decided once (a table read calls it on every read)."""
+    if p.element == "string":
+        return lambda stored: stored.decode("utf-8", "replace")
+    if p.element == "bytes":
+        return bytes
+    if p.scalar:
+        unpack = struct.Struct("<" + FORMATS[p.element]).unpack
+        if p.element == "bool":
+            return lambda stored: unpack(stored)[0] != 0
+        if p.element == "enum":
+            labels = p.labels
+            return lambda stored: labels.get(unpack(stored)[0], unpack(stored)[0])
+        return lambda stored: unpack(stored)[0]
+    return lambda stored: decode_stored(p, stored)
+
+
 def decode_stored(p: ParamLayout, stored: bytes) -> Any:
     """A value from its stored bytes (at most value_size of them), as §2.6
     and §2.8 say a reader decodes it: bool any non-zero byte true, arrays

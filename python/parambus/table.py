@@ -32,7 +32,7 @@ from ._owner import describe_trusted, process_alive, trusted
 from .errors import Error, InstanceGone, SegmentError, UntrustedOwner
 from .schema import UnknownParameter, Value, status_of
 from .segment import (SAVE_COUNT_OFFSET, STATE_OFFSET, WAKE_ANY_WAITERS, WAKE_NOTIFY, WAKE_PARAM_WAITERS,
-                      WAKE_WAITERS, ParamLayout, decode_stored, parse, wake_turns_offset)
+                      WAKE_WAITERS, ParamLayout, decoder, parse, wake_turns_offset)
 
 SHM_DIR = "/dev/shm"
 SHM_PREFIX = "pbus."
@@ -101,6 +101,7 @@ class Table:
             self.params: dict[str, ParamLayout] = {p.name: p for p in layout.params}
             self._list = layout.params
             self.names = [p.name for p in layout.params]
+            self._decoders = [decoder(p) for p in layout.params]
             size8 = len(self._mv) // 8 * 8
             self._q = self._mv[:size8].cast("Q")
             self._l = self._mv[:size8].cast("I")
@@ -193,9 +194,11 @@ class Table:
     def read(self, name: "str | int") -> Value:
         """The current value of parameter @name (or index), consistent with
         its status, timestamp and version."""
-        p = self.param(name)
+        p = self.params.get(name) if isinstance(name, str) else None  # type: ignore[arg-type]
+        if p is None:
+            p = self.param(name)
         raw, ts, st, seq = self._read(p)
-        return Value(p.name, decode_stored(p, raw), status_of(st), ts, seq, p.unit, p.index)
+        return Value(p.name, self._decoders[p.index](raw), status_of(st), ts, seq, p.unit, p.index)
 
     def read_raw(self, name: "str | int") -> tuple[bytes, int, int, int]:
         """(stored bytes, timestamp_ns, status code, seq) of @name: the

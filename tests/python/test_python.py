@@ -291,15 +291,19 @@ w.index = index
 buf = ctypes.create_string_buffer(32)
 end = time.monotonic() + seconds
 k = 0
+def write():
+    global k
+    k += 1
+    v = float(k % 200 - 100)
+    struct.pack_into("<4d", buf, 0, v, v, v, v)
+    w.status, w.timestamp_ns, w.value, w.length = k % 4, t0 + k, ctypes.addressof(buf), 32
+    r = lib.pbus_table_write_many(t, ctypes.byref(w), 1)
+    assert r == 0, r
+write()  # the first write before "ready": every read from then on is the writer's
 print("ready", flush=True)
 while time.monotonic() < end:
     for _ in range(1000):
-        k += 1
-        v = float(k % 200 - 100)
-        struct.pack_into("<4d", buf, 0, v, v, v, v)
-        w.status, w.timestamp_ns, w.value, w.length = k % 4, t0 + k, ctypes.addressof(buf), 32
-        r = lib.pbus_table_write_many(t, ctypes.byref(w), 1)
-        assert r == 0, r
+        write()
 print(k, flush=True)
 """
 

@@ -72,7 +72,7 @@ test-quick: build
 
 # Scenarios 1-3 (the table, the server, method calls), 5 (Java through
 # FFM: JMH from Maven Central, needs a JDK 22+), 6 and 7 (SCPI, web,
-# Python) on the host, scenario 4 (hardware) in the test VM.
+# fleet, Python) on the host, scenario 4 (hardware) in the test VM.
 bench: build
 	@mkdir -p $(BUILD)/bench
 	python3 bench/run-param-table.py $(BUILD)/dev
@@ -83,6 +83,7 @@ bench: build
 	python3 bench/run-java-hw.py --out $(BUILD)/bench/java.json
 	$(PYTHON) bench/run-scpi.py $(BUILD)/dev
 	$(PYTHON) bench/run-web.py $(BUILD)/dev
+	$(PYTHON) bench/run-fleet.py $(BUILD)/dev
 	$(PYTHON) bench/run-python.py $(BUILD)/dev
 
 bench-quick: build
@@ -95,6 +96,7 @@ bench-quick: build
 	python3 bench/run-java-hw.py --quick --out $(BUILD)/bench/java.json
 	$(PYTHON) bench/run-scpi.py $(BUILD)/dev --quick
 	$(PYTHON) bench/run-web.py --quick $(BUILD)/dev
+	$(PYTHON) bench/run-fleet.py --quick $(BUILD)/dev
 	$(PYTHON) bench/run-python.py --quick $(BUILD)/dev
 
 # The Java binding's jar (docs/java.md), built by Maven with the JDK that

@@ -17,6 +17,14 @@
  * thread (command_main()), which applies them through its own pbus_client
  * with the journal of command.c, and hands the answered jobs back; the
  * main thread publishes the replies.
+ *
+ * In Sparkplug mode (--mode sparkplug, sparkplug.c) the same loop drives
+ * struct bridge_spb instead of the stateless plain mode: the MQTT session
+ * is clean (Sparkplug's rule), its number is bdSeq and survives restarts
+ * (STATE_DIR/INSTANCE.sparkplug-session), the births are NBIRTH (once per
+ * session, and again on a Rebirth request) and DBIRTH (whenever pbusd is
+ * there; DDEATH when it goes), the values go out batched as one DDATA, and
+ * with --primary-host nothing is born until that host's STATE says online.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +42,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,7 +67,13 @@ static const char usage[] =
 	"                            (default /etc/parambus/NAME.fleet)\n"
 	"  -b, --broker HOST[:PORT]  the broker (default 127.0.0.1:1883; 8883 with TLS)\n"
 	"  -p, --prefix TOPIC        the first topic levels (default \"parambus\")\n"
-	"      --mode MODE           the topic mode: plain (default)\n"
+	"      --mode MODE           the topic mode: plain (default) or sparkplug\n"
+	"                            (Sparkplug B 3.0; docs/fleet.md \"Sparkplug B\")\n"
+	"      --group ID            sparkplug: the Sparkplug group (required)\n"
+	"      --edge-node ID        sparkplug: the edge node (default HOSTNAME-NAME)\n"
+	"      --device ID           sparkplug: the instance's device (default NAME)\n"
+	"      --primary-host ID     sparkplug: be born only while this host application's\n"
+	"                            STATE (spBv1.0/STATE/ID) says online\n"
 	"      --client-id ID        MQTT client id (default pbus-bridge-NAME); the\n"
 	"                            persistent session is the broker's under this id\n"
 	"  -u, --username USER       log in to the broker as USER\n"
@@ -71,7 +86,8 @@ static const char usage[] =
 	"                            commands for it) while the bridge is away\n"
 	"                            (default 86400)\n"
 	"      --reconnect-max MS    longest wait between broker reconnects (default 5000)\n"
-	"  -s, --state-dir DIR       where the journal of applied commands lives\n"
+	"  -s, --state-dir DIR       where the journal of applied commands (and, for\n"
+	"                            sparkplug, the session number bdSeq) lives\n"
 	"                            (default /var/lib/parambus)\n"
 	"      --socket-dir DIR      pbusd's socket folder (default: the client's search)\n"
 	"      --notify-fd FD        write \"READY=1\\n\" to FD once the first values are\n"
@@ -96,7 +112,9 @@ struct slot {
 	struct bridge_param_view view;
 	char type[32];
 	char *unit;
-	char *json;                   /* the latest value, or NULL */
+	char *json;                   /* the latest value, or NULL (plain) */
+	size_t metric;                /* sparkplug: its metric, or SIZE_MAX (not published) */
+	bool has_value;               /* sparkplug: the encoder holds its value */
 	uint32_t status;
 	uint64_t timestamp_ns, seq;
 	bool dirty;
@@ -142,6 +160,15 @@ struct bridge {
 	pthread_t command_thread;
 	struct bridge_journal journal;
 	struct pbus_client *set_client;
+	/* Sparkplug (main thread); spb is NULL in plain mode */
+	struct bridge_spb *spb;
+	const char *spb_host;         /* --primary-host, or NULL */
+	char *session_path;           /* the session number's file */
+	size_t *spb_slot;             /* [metric]: its slot */
+	size_t *spb_which;            /* a DDATA's metrics */
+	bool spb_host_online, spb_state_seen;
+	uint64_t spb_state_timestamp;
+	bool spb_node_born, spb_device_born;
 };
 
 static int64_t now_ms(void)
@@ -273,7 +300,13 @@ static void publish_replies(struct bridge *b)
 		if (!b->unsent)
 			b->unsent_tail = &b->unsent;
 		struct bridge_message m;
-		if (b->mode->reply(&id, job, &m) == 0) {
+		if (b->spb) {
+			/* Sparkplug has no replies: a refused write's metric is
+			 * published again, so that a host sees the value it kept */
+			for (size_t i = 0; !job->ok && job->param && i < b->fleet.count; i++)
+				if (b->slots[i].fleet == job->param)
+					b->slots[i].dirty = b->slots[i].has_value;
+		} else if (b->mode->reply(&id, job, &m) == 0) {
 			publish(b, &m, job);
 			bridge_message_free(&m);
 		}
@@ -282,6 +315,205 @@ static void publish_replies(struct bridge *b)
 			job->duplicate ? " (a duplicate: not applied again)" : "");
 		bridge_job_free(job);
 	}
+}
+
+/* ------------------------------------------------------------ Sparkplug */
+
+static uint64_t realtime_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* The bdSeq of MQTT session @session (the first is 1): 0 ... 255, 0 ... */
+static uint64_t bdseq_of(uint64_t session)
+{
+	return (session - 1) & 0xff;
+}
+
+static void spb_publish(struct bridge *b, int r, const struct bridge_spb_message *m)
+{
+	if (r < 0) {
+		log_msg(LOG_ERROR, "sparkplug: a message not encoded: %s", strerror(-r));
+		return;
+	}
+	int rc = mosquitto_publish_v5(b->mosq, NULL, m->topic, (int)m->length, m->payload, m->qos, m->retain, NULL);
+	if (rc != MOSQ_ERR_SUCCESS)
+		log_msg(LOG_DEBUG, "publish %s: %s", m->topic, mosquitto_strerror(rc));
+}
+
+/* DBIRTH: every metric with its current value, so the values waiting are
+ * in it. */
+static void spb_device_birth(struct bridge *b)
+{
+	struct bridge_spb_message m;
+	spb_publish(b, bridge_spb_dbirth(b->spb, realtime_ms(), &m), &m);
+	b->spb_device_born = true;
+	for (size_t i = 0; i < b->fleet.count; i++)
+		b->slots[i].dirty = false;
+}
+
+/* NBIRTH (seq 0, the session's bdSeq), then DBIRTH if pbusd is there. */
+static void spb_births(struct bridge *b)
+{
+	struct bridge_spb_message m;
+	spb_publish(b, bridge_spb_nbirth(b->spb, bdseq_of(b->session), realtime_ms(), &m), &m);
+	b->spb_node_born = true;
+	b->spb_device_born = false;
+	b->birth_due = false;
+	if (b->pbusd_connected)
+		spb_device_birth(b);
+	log_msg(LOG_INFO, "sparkplug: NBIRTH%s (bdSeq %" PRIu64 ")", b->spb_device_born ? " and DBIRTH" : "",
+		bdseq_of(b->session));
+}
+
+static void spb_device_death(struct bridge *b)
+{
+	if (b->spb_device_born && b->mqtt_connected) {
+		struct bridge_spb_message m;
+		spb_publish(b, bridge_spb_ddeath(b->spb, realtime_ms(), &m), &m);
+		log_msg(LOG_INFO, "sparkplug: DDEATH (pbusd is away)");
+	}
+	b->spb_device_born = false;
+}
+
+/* The changed values, in one DDATA. */
+static void spb_flush(struct bridge *b)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->fleet.count; i++) {
+		struct slot *s = &b->slots[i];
+		if (s->dirty && s->metric != SIZE_MAX && s->has_value)
+			b->spb_which[n++] = s->metric;
+		s->dirty = false;
+	}
+	if (n == 0)
+		return;
+	struct bridge_spb_message m;
+	int r = bridge_spb_ddata(b->spb, b->spb_which, n, realtime_ms(), &m);
+	if (r != -ENODATA)
+		spb_publish(b, r, &m);
+}
+
+/* The primary host's STATE (Sparkplug 3.0: the latest timestamp wins). */
+static void spb_state(struct bridge *b, const struct mosquitto_message *msg)
+{
+	bool online;
+	uint64_t timestamp;
+	char error[256];
+	if (bridge_spb_decode_state(msg->payload ? msg->payload : "", (size_t)msg->payloadlen, &online, &timestamp,
+				    error, sizeof(error)) < 0) {
+		log_msg(LOG_WARNING, "sparkplug: %s: %s (ignored)", msg->topic, error);
+		return;
+	}
+	if (b->spb_state_seen && timestamp < b->spb_state_timestamp) {
+		log_msg(LOG_INFO, "sparkplug: %s: a STATE older than the last one (ignored)", msg->topic);
+		return;
+	}
+	b->spb_state_seen = true;
+	b->spb_state_timestamp = timestamp;
+	bool was = b->spb_host_online;
+	b->spb_host_online = online;
+	if (online && !was)
+		log_msg(LOG_INFO, "sparkplug: primary host %s is online", b->spb_host);
+	if (!online && b->spb_node_born) {
+		/* NDEATH, disconnect, and start over: a new session waits for
+		 * the host (Sparkplug 3.0, Edge Node Session Establishment) */
+		log_msg(LOG_WARNING, "sparkplug: primary host %s went offline: NDEATH, reconnecting", b->spb_host);
+		struct bridge_spb_message m;
+		spb_publish(b, bridge_spb_ndeath(b->spb, bdseq_of(b->session), realtime_ms(), &m), &m);
+		b->spb_node_born = b->spb_device_born = false;
+		mosquitto_disconnect(b->mosq);
+	} else if (!online) {
+		log_msg(LOG_INFO, "sparkplug: primary host %s is offline: waiting", b->spb_host);
+	}
+}
+
+static void queue_job(struct bridge *b, struct bridge_job *job);
+
+/* NCMD (Rebirth) and DCMD (writes: one job each, applied as plain
+ * commands are, under the key sparkplug.c made). */
+static void spb_command(struct bridge *b, enum bridge_spb_topic kind, const struct mosquitto_message *msg)
+{
+	struct bridge_spb_command c;
+	char error[256] = "";
+	int r = bridge_spb_decode_command(b->spb, kind, msg->payload ? msg->payload : "", (size_t)msg->payloadlen, &c,
+					  error, sizeof(error));
+	if (r < 0) {
+		log_msg(LOG_WARNING, "sparkplug: %s refused: %s", msg->topic, r == -EINVAL ? error : strerror(-r));
+		return;
+	}
+	if (c.rebirth) {
+		log_msg(LOG_INFO, "sparkplug: rebirth requested");
+		b->birth_due = true;
+	}
+	for (size_t i = 0; i < c.count; i++) {
+		struct bridge_spb_write *w = &c.writes[i];
+		if (kind == BRIDGE_SPB_NCMD) {
+			if (w->error[0])
+				log_msg(LOG_WARNING, "sparkplug: %s refused: %s", msg->topic, w->error);
+			continue;
+		}
+		struct bridge_job *job = calloc(1, sizeof(*job));
+		if (!job) {
+			log_msg(LOG_ERROR, "command on %s dropped: out of memory", msg->topic);
+			break;
+		}
+		const struct slot *slot = w->metric != SIZE_MAX ? &b->slots[b->spb_slot[w->metric]] : NULL;
+		job->param = slot ? slot->fleet : NULL;
+		snprintf(job->topic, sizeof(job->topic), "%s", slot ? slot->fleet->topic : "?");
+		snprintf(job->command.id, sizeof(job->command.id), "%s", w->id);
+		snprintf(job->error, sizeof(job->error), "%s", w->error);
+		job->command.text = w->text;
+		w->text = NULL;
+		queue_job(b, job);
+	}
+	bridge_spb_command_fini(&c);
+}
+
+/* The session number's file (docs/fleet.md): one decimal line. */
+static int session_load(const char *path, uint64_t *ret, char *error, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT) {
+			*ret = 0;
+			return 0;
+		}
+		int e = errno;
+		snprintf(error, size, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	char line[32] = "";
+	bool ok = fgets(line, sizeof(line), f) != NULL && fgetc(f) == EOF;
+	fclose(f);
+	char *end = NULL;
+	errno = 0;
+	unsigned long long v = ok && line[0] >= '0' && line[0] <= '9' ? strtoull(line, &end, 10) : 0;
+	if (!ok || !end || errno || strcmp(end, "\n") != 0) {
+		snprintf(error, size, "%s:1: not a session number (one decimal line)", path);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int session_save(const char *path, uint64_t session)
+{
+	char tmp[PATH_MAX + 8], text[32];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n", session);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int r = write(fd, text, (size_t)n) == n && fsync(fd) == 0 ? 0 : -(errno ? errno : EIO);
+	close(fd);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
 }
 
 static void mqtt_lost(struct bridge *b, const char *why)
@@ -314,6 +546,18 @@ static void on_connect(struct mosquitto *mosq, void *userdata, int rc, int flags
 	b->mqtt_backoff_ms = 100;
 	log_msg(LOG_INFO, "broker %s:%d: connected (session %" PRIu64 "%s)", b->host, b->port, b->session,
 		(flags & 1) ? ", resumed" : "");
+	if (b->spb) {
+		/* commands (retained ones are not: Sparkplug retains none), the
+		 * primary host's retained STATE; the births follow in the loop */
+		int options = MQTT_SUB_OPT_NO_LOCAL | MQTT_SUB_OPT_SEND_RETAIN_NEVER;
+		mosquitto_subscribe_v5(b->mosq, NULL, bridge_spb_topic(b->spb, BRIDGE_SPB_NCMD_FILTER), 1, options, NULL);
+		mosquitto_subscribe_v5(b->mosq, NULL, bridge_spb_topic(b->spb, BRIDGE_SPB_DCMD_FILTER), 1, options, NULL);
+		if (b->spb_host)
+			mosquitto_subscribe_v5(b->mosq, NULL, bridge_spb_topic(b->spb, BRIDGE_SPB_STATE), 1, 0, NULL);
+		b->spb_node_born = b->spb_device_born = b->spb_host_online = false;
+		b->birth_due = false;
+		return;
+	}
 	char *filter = NULL;
 	struct bridge_identity id = identity(b);
 	if (b->mode->command_filter(&id, &filter) == 0) {
@@ -360,6 +604,16 @@ static void on_message(struct mosquitto *mosq, void *userdata, const struct mosq
 {
 	(void)mosq;
 	struct bridge *b = userdata;
+	if (b->spb) {
+		enum bridge_spb_topic kind = bridge_spb_topic_kind(b->spb, msg->topic);
+		if (kind == BRIDGE_SPB_STATE)
+			spb_state(b, msg);
+		else if (kind == BRIDGE_SPB_NCMD || kind == BRIDGE_SPB_DCMD)
+			spb_command(b, kind, msg);
+		else
+			log_msg(LOG_DEBUG, "sparkplug: %s is not for this edge node's device (ignored)", msg->topic);
+		return;
+	}
 	struct bridge_identity id = identity(b);
 	char topic[BRIDGE_TOPIC_MAX + 1];
 	if (!b->mode->command_topic(&id, msg->topic, topic, sizeof(topic)))
@@ -412,12 +666,23 @@ static void mqtt_try_connect(struct bridge *b)
 	struct bridge_identity id = identity(b);
 	id.session = b->session + 1;
 	struct bridge_message will;
-	if (b->mode->death(&id, &will) == 0) {
+	if (b->spb) {
+		/* the session's number (bdSeq) is on disk before its CONNECT: a
+		 * restarted bridge goes on with the next one */
+		int r = session_save(b->session_path, b->session + 1);
+		if (r < 0)
+			log_msg(LOG_WARNING, "sparkplug: %s: %s (bdSeq may repeat after a restart)", b->session_path,
+				strerror(-r));
+		struct bridge_spb_message m;
+		if (bridge_spb_ndeath(b->spb, bdseq_of(b->session + 1), realtime_ms(), &m) == 0)
+			mosquitto_will_set(b->mosq, m.topic, (int)m.length, m.payload, m.qos, m.retain);
+	} else if (b->mode->death(&id, &will) == 0) {
 		mosquitto_will_set(b->mosq, will.topic, (int)will.length, will.payload, will.qos, will.retain);
 		bridge_message_free(&will);
 	}
 	mosquitto_property *props = NULL;
-	mosquitto_property_add_int32(&props, MQTT_PROP_SESSION_EXPIRY_INTERVAL, b->session_expiry);
+	/* Sparkplug: Clean Start and no session kept (3.0, "MQTT Session") */
+	mosquitto_property_add_int32(&props, MQTT_PROP_SESSION_EXPIRY_INTERVAL, b->spb ? 0 : b->session_expiry);
 	int rc = mosquitto_connect_bind_v5(b->mosq, b->host, b->port, b->keepalive, NULL, props);
 	mosquitto_property_free_all(&props);
 	if (rc != MOSQ_ERR_SUCCESS) {
@@ -460,6 +725,27 @@ static void store_values(struct bridge *b, const struct pbus_client *client, con
 		struct pbus_param_info info;
 		if (pbus_client_describe(client, v->index, &info) < 0)
 			continue;
+		if (b->spb) {
+			if (s->metric == SIZE_MAX)
+				continue;
+			/* an enum's metric is its label */
+			char label[256] = "";
+			if ((info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG) == PBUS_TYPE_ENUM &&
+			    pbus_client_format(client, v->index, v->value, v->length, label, sizeof(label)) < 0)
+				label[0] = '\0';
+			int r = bridge_spb_set_value(b->spb, s->metric, v->value, v->length, label, v->status,
+						     v->timestamp_ns);
+			if (r < 0) {
+				log_msg(LOG_WARNING, "value of %s not encoded: %s", s->fleet->name, strerror(-r));
+				continue;
+			}
+			s->has_value = true;
+			s->status = v->status;
+			s->timestamp_ns = v->timestamp_ns;
+			s->seq = v->seq;
+			s->dirty = true;
+			continue;
+		}
 		char *json = value_json(client, v->index, info.type, v->value, v->length);
 		if (!json) {
 			log_msg(LOG_WARNING, "value of %s not encoded: out of memory", s->fleet->name);
@@ -506,6 +792,40 @@ static int pbusd_attach(struct bridge *b)
 		snprintf(s->type, sizeof(s->type), "%s%s", pbus_type_name(element),
 			 (info.type & PBUS_TYPE_ARRAY_FLAG) ? "[]" : "");
 		s->view = (struct bridge_param_view){.fleet = s->fleet, .unit = s->unit, .type = s->type};
+	}
+	if (b->spb) {
+		/* the metrics: every published parameter, in the fleet's order */
+		struct bridge_spb_metric_def *defs = calloc(b->fleet.count ? b->fleet.count : 1, sizeof(*defs));
+		if (!defs)
+			return -ENOMEM;
+		size_t n = 0;
+		for (size_t i = 0; i < b->fleet.count; i++) {
+			struct slot *s = &b->slots[i];
+			s->metric = SIZE_MAX;
+			s->has_value = false;
+			struct pbus_param_info info;
+			if (!s->fleet->publish || pbus_client_describe(b->client, s->fleet->index, &info) < 0)
+				continue;
+			size_t label_max = 0;
+			const char *label;
+			int32_t value;
+			for (uint32_t k = 0; k < info.enum_count; k++)
+				if (pbus_client_enumerator(b->client, s->fleet->index, k, &label, &value) == 0 &&
+				    strlen(label) > label_max)
+					label_max = strlen(label);
+			defs[n] = (struct bridge_spb_metric_def){.name = s->fleet->name, .unit = s->unit, .type = info.type,
+							    .value_size = info.value_size,
+							    .label_max = label_max < 255 ? 255 : label_max,
+							    .writable = s->fleet->command};
+			b->spb_slot[n] = i;
+			s->metric = n++;
+		}
+		int r = bridge_spb_prepare(b->spb, defs, n);
+		free(defs);
+		if (r < 0) {
+			log_msg(LOG_ERROR, "sparkplug: the metrics: %s", strerror(-r));
+			return r;
+		}
 	}
 	/* one subscription per (deadband, rate) */
 	bool *done = calloc(b->fleet.count ? b->fleet.count : 1, sizeof(*done));
@@ -586,7 +906,8 @@ static void pbusd_try_connect(struct bridge *b)
 	b->last_pbusd_error = 0;
 	b->pbusd_backoff_ms = PBUSD_BACKOFF_FIRST_MS;
 	b->pbusd_connected = true;
-	b->birth_due = true; /* the state says pbusd is back */
+	if (!b->spb)
+		b->birth_due = true; /* the state says pbusd is back (Sparkplug: a DBIRTH, from the loop) */
 }
 
 static void pbusd_lost(struct bridge *b)
@@ -595,7 +916,10 @@ static void pbusd_lost(struct bridge *b)
 	pbus_client_close(b->client);
 	b->client = NULL;
 	b->pbusd_connected = false;
-	b->birth_due = true;
+	if (b->spb)
+		spb_device_death(b);
+	else
+		b->birth_due = true;
 	b->pbusd_retry_at = now_ms() + b->pbusd_backoff_ms;
 }
 
@@ -794,8 +1118,31 @@ static bool prefix_ok(const char *p)
 
 enum {
 	OPT_MODE = 256, OPT_CLIENT_ID, OPT_PASSWORD_FILE, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_KEEPALIVE,
-	OPT_SESSION_EXPIRY, OPT_RECONNECT_MAX, OPT_SOCKET_DIR, OPT_NOTIFY_FD
+	OPT_SESSION_EXPIRY, OPT_RECONNECT_MAX, OPT_SOCKET_DIR, OPT_NOTIFY_FD, OPT_GROUP, OPT_EDGE_NODE, OPT_DEVICE,
+	OPT_PRIMARY_HOST
 };
+
+/* @text with '/' (a level) and other characters a Sparkplug ID cannot
+ * hold replaced by '_', into @buf. */
+static void spb_id_from(const char *text, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", text);
+	for (char *p = buf; *p; p++)
+		if (*p == '/' || *p == '+' || *p == '#' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '_';
+}
+
+/* Whether every value is on the broker, for --notify-fd. */
+static bool values_out(const struct bridge *b)
+{
+	if (!b->mqtt_connected || !b->values_in || mosquitto_want_write(b->mosq) ||
+	    (b->spb && !b->spb_device_born))
+		return false;
+	for (size_t i = 0; i < b->fleet.count; i++)
+		if (b->slots[i].dirty)
+			return false;
+	return true;
+}
 
 static void free_jobs(struct bridge_job **list)
 {
@@ -812,7 +1159,7 @@ int main(int argc, char **argv)
 	struct bridge *b = &bridge;
 	log_set_program("pbus-bridge");
 	const char *fleet_path = NULL, *broker = "127.0.0.1", *state_dir = "/var/lib/parambus", *password_file = NULL;
-	const char *mode = "plain";
+	const char *mode = "plain", *group = NULL, *edge_node = NULL, *device = NULL;
 	unsigned long keepalive = 30, expiry = 86400, reconnect_max = 5000, notify_fd = ULONG_MAX;
 	b->prefix = "parambus";
 	static const struct option options[] = {
@@ -833,6 +1180,10 @@ int main(int argc, char **argv)
 		{"state-dir", required_argument, NULL, 's'},
 		{"socket-dir", required_argument, NULL, OPT_SOCKET_DIR},
 		{"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
+		{"group", required_argument, NULL, OPT_GROUP},
+		{"edge-node", required_argument, NULL, OPT_EDGE_NODE},
+		{"device", required_argument, NULL, OPT_DEVICE},
+		{"primary-host", required_argument, NULL, OPT_PRIMARY_HOST},
 		OPTIONS_COMMON_LONG,
 		{0},
 	};
@@ -844,6 +1195,10 @@ int main(int argc, char **argv)
 		case 'b': broker = optarg; break;
 		case 'p': b->prefix = optarg; break;
 		case OPT_MODE: mode = optarg; break;
+		case OPT_GROUP: group = optarg; break;
+		case OPT_EDGE_NODE: edge_node = optarg; break;
+		case OPT_DEVICE: device = optarg; break;
+		case OPT_PRIMARY_HOST: b->spb_host = optarg; break;
 		case OPT_CLIENT_ID: b->client_id = optarg; break;
 		case 'u': b->username = optarg; break;
 		case OPT_PASSWORD_FILE: password_file = optarg; break;
@@ -882,11 +1237,45 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pbus-bridge: --instance NAME is required\nTry 'pbus-bridge --help'.\n");
 		return 2;
 	}
-	if (strcmp(mode, "plain") != 0) {
-		fprintf(stderr, "pbus-bridge: --mode '%s': this pbus-bridge knows the mode 'plain'\n", mode);
+	bool sparkplug = strcmp(mode, "sparkplug") == 0;
+	if (strcmp(mode, "plain") != 0 && !sparkplug) {
+		fprintf(stderr, "pbus-bridge: --mode '%s': this pbus-bridge knows the modes 'plain' and 'sparkplug'\n",
+			mode);
 		return 2;
 	}
 	b->mode = &bridge_mode_plain;
+	static char default_node[256 + 128], default_device[128];
+	if (!sparkplug && (group || edge_node || device || b->spb_host)) {
+		fprintf(stderr, "pbus-bridge: --group, --edge-node, --device and --primary-host are for --mode sparkplug\n");
+		return 2;
+	}
+	if (sparkplug) {
+		if (!group) {
+			fprintf(stderr, "pbus-bridge: --mode sparkplug needs --group ID\nTry 'pbus-bridge --help'.\n");
+			return 2;
+		}
+		if (!edge_node) {
+			char host_name[256] = "host", both[sizeof(default_node)];
+			gethostname(host_name, sizeof(host_name) - 1);
+			snprintf(both, sizeof(both), "%s-%s", host_name, b->instance);
+			spb_id_from(both, default_node, sizeof(default_node));
+			edge_node = default_node;
+		}
+		if (!device) {
+			spb_id_from(b->instance, default_device, sizeof(default_device));
+			device = default_device;
+		}
+		const char *names[] = {"--group", "--edge-node", "--device", "--primary-host"};
+		const char *ids[] = {group, edge_node, device, b->spb_host};
+		for (int i = 0; i < 4; i++)
+			if (ids[i] && !bridge_spb_id_ok(ids[i])) {
+				fprintf(stderr, "pbus-bridge: %s '%s': a Sparkplug ID is 1 to 128 bytes without '/', '+', "
+						"'#' or control characters\n", names[i], ids[i]);
+				return 2;
+			}
+		if (bridge_spb_new(group, edge_node, device, b->spb_host, &b->spb) < 0)
+			return 1;
+	}
 	if (!prefix_ok(b->prefix)) {
 		fprintf(stderr, "pbus-bridge: --prefix '%s': topic levels without wildcards, empty levels or a "
 				"leading or trailing '/'\n", b->prefix);
@@ -936,11 +1325,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	b->slots = calloc(b->fleet.count ? b->fleet.count : 1, sizeof(*b->slots));
-	if (!b->slots)
+	b->spb_slot = calloc(b->fleet.count ? b->fleet.count : 1, sizeof(*b->spb_slot));
+	b->spb_which = calloc(b->fleet.count ? b->fleet.count : 1, sizeof(*b->spb_which));
+	if (!b->slots || !b->spb_slot || !b->spb_which)
 		return 1;
 	for (size_t i = 0; i < b->fleet.count; i++) {
 		b->slots[i].fleet = &b->fleet.params[i];
 		b->slots[i].view = (struct bridge_param_view){.fleet = &b->fleet.params[i], .unit = "", .type = "?"};
+		b->slots[i].metric = SIZE_MAX;
 	}
 
 	/* the journal: one per instance, named after it ('/' -> '_') */
@@ -958,6 +1350,17 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERROR, "the journal of applied commands: %s", error);
 		return 1;
 	}
+	if (b->spb) {
+		/* the MQTT session's number, bdSeq's source: beside the journal */
+		size_t n = strlen(journal_path) - strlen(".bridge-journal");
+		if (asprintf(&b->session_path, "%.*s.sparkplug-session", (int)n, journal_path) < 0)
+			return 1;
+		r = session_load(b->session_path, &b->session, error, sizeof(error));
+		if (r < 0) {
+			log_msg(LOG_ERROR, "sparkplug: the session number: %s", error);
+			return 1;
+		}
+	}
 
 	/* MQTT */
 	static char client_id[256];
@@ -966,7 +1369,9 @@ int main(int argc, char **argv)
 		b->client_id = client_id;
 	}
 	mosquitto_lib_init();
-	b->mosq = mosquitto_new(b->client_id, false, b);
+	/* plain: a persistent session keeps the commands sent while the bridge
+	 * is away; Sparkplug's sessions are clean (3.0, "MQTT Session") */
+	b->mosq = mosquitto_new(b->client_id, b->spb != NULL, b);
 	if (!b->mosq) {
 		log_msg(LOG_ERROR, "mosquitto_new: %s", strerror(errno));
 		return 1;
@@ -1009,8 +1414,14 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERROR, "start the command thread: %s", strerror(r));
 		return 1;
 	}
-	log_msg(LOG_INFO, "instance %s, fleet %s (%zu parameters), broker %s:%d, topics %s/%s/", b->instance,
-		fleet_path, b->fleet.count, b->host, b->port, b->prefix, b->instance);
+	if (b->spb)
+		log_msg(LOG_INFO, "instance %s, fleet %s (%zu parameters), broker %s:%d, Sparkplug B group %s, edge node "
+			"%s, device %s%s%s, bdSeq %" PRIu64 " next", b->instance, fleet_path, b->fleet.count, b->host, b->port,
+			group, edge_node, device, b->spb_host ? ", primary host " : "", b->spb_host ? b->spb_host : "",
+			bdseq_of(b->session + 1));
+	else
+		log_msg(LOG_INFO, "instance %s, fleet %s (%zu parameters), broker %s:%d, topics %s/%s/", b->instance,
+			fleet_path, b->fleet.count, b->host, b->port, b->prefix, b->instance);
 
 	b->mqtt_backoff_ms = 100;
 	b->pbusd_backoff_ms = PBUSD_BACKOFF_FIRST_MS;
@@ -1073,27 +1484,31 @@ int main(int argc, char **argv)
 			pbusd_try_connect(b);
 		if (!b->mqtt_socket_open && t >= b->mqtt_retry_at)
 			mqtt_try_connect(b);
-		if (b->mqtt_connected) {
+		if (b->mqtt_connected && b->spb) {
+			bool allowed = !b->spb_host || b->spb_host_online;
+			if (allowed && (!b->spb_node_born || b->birth_due))
+				spb_births(b);
+			else if (b->spb_node_born && !b->spb_device_born && b->pbusd_connected)
+				spb_device_birth(b);
+			publish_replies(b);
+			if (b->spb_device_born && !mosquitto_want_write(b->mosq))
+				spb_flush(b);
+		} else if (b->mqtt_connected) {
 			if (b->birth_due)
 				publish_birth(b);
 			publish_replies(b);
 			if (!mosquitto_want_write(b->mosq))
 				flush_values(b);
-			if (!b->ready_sent && b->values_in && !mosquitto_want_write(b->mosq)) {
-				bool all = true;
-				for (size_t i = 0; i < b->fleet.count; i++)
-					all &= !b->slots[i].dirty;
-				if (all) {
-					b->ready_sent = true;
-					if (b->notify_fd >= 0) {
-						if (write(b->notify_fd, "READY=1\n", 8) != 8)
-							log_msg(LOG_WARNING, "write to --notify-fd: %s", strerror(errno));
-						close(b->notify_fd);
-						b->notify_fd = -1;
-					}
-					log_msg(LOG_INFO, "ready: the values are on the broker");
-				}
+		}
+		if (!b->ready_sent && values_out(b)) {
+			b->ready_sent = true;
+			if (b->notify_fd >= 0) {
+				if (write(b->notify_fd, "READY=1\n", 8) != 8)
+					log_msg(LOG_WARNING, "write to --notify-fd: %s", strerror(errno));
+				close(b->notify_fd);
+				b->notify_fd = -1;
 			}
+			log_msg(LOG_INFO, "ready: the values are on the broker");
 		}
 	}
 
@@ -1114,7 +1529,10 @@ int main(int argc, char **argv)
 		publish_replies(b);
 		struct bridge_identity end = identity(b);
 		struct bridge_message m;
-		if (b->mode->death(&end, &m) == 0) {
+		struct bridge_spb_message spb_m;
+		if (b->spb)
+			spb_publish(b, bridge_spb_ndeath(b->spb, bdseq_of(b->session), realtime_ms(), &spb_m), &spb_m);
+		else if (b->mode->death(&end, &m) == 0) {
 			publish(b, &m, NULL);
 			bridge_message_free(&m);
 		}
@@ -1137,6 +1555,10 @@ int main(int argc, char **argv)
 		free(b->slots[i].unit);
 	}
 	free(b->slots);
+	free(b->spb_slot);
+	free(b->spb_which);
+	free(b->session_path);
+	bridge_spb_free(b->spb);
 	bridge_fleet_fini(&b->fleet);
 	free(b->interface);
 	free(b->reply_default);

@@ -6,14 +6,19 @@
  * loop (pbusd's subscription, the MQTT connection, the latest values);
  * fleet.c loads the fleet file `pbus-gen --fleet` writes; command.c decodes
  * commands and keeps the journal of applied ones; plain.c is the plain-
- * topics mode: every topic and payload the bridge publishes in that mode.
+ * topics mode: every topic and payload the bridge publishes in that mode;
+ * sparkplug.c is the Sparkplug B 3.0 mode's encoder and decoders.
  *
  * A mode (struct bridge_mode) is the encoder between parambus and the
  * broker's namespace: it names the topics and encodes the birth, the
  * death, the values and the replies. The loop in main.c decides *when*
- * (connects, changes, rate, backpressure); the mode decides *what*. The
- * Sparkplug B encoder is meant to be a second struct bridge_mode beside
- * bridge_mode_plain.
+ * (connects, changes, rate, backpressure); the mode decides *what*.
+ * Sparkplug B does not fit that stateless shape: it has a session state
+ * (the seq of every message, bdSeq per MQTT session, aliases), births per
+ * node and per device, values batched into one DDATA, protobuf commands
+ * and the primary host's STATE. So it is its own object (struct
+ * bridge_spb, below) that main.c drives where the mode is "sparkplug";
+ * the loop (connections, rate, backpressure, the journal) is still shared.
  *
  * Threads (docs/fleet.md, "Threading"):
  *  - the main thread owns the struct mosquitto (libmosquitto is used
@@ -213,6 +218,100 @@ struct bridge_mode {
 };
 
 extern const struct bridge_mode bridge_mode_plain;
+
+/* -------------------------------------------------------------- sparkplug.c */
+
+/* What the Sparkplug encoder needs of a published parameter (from pbusd's
+ * schema): its metric is the parameter's name, its alias its position + 1. */
+struct bridge_spb_metric_def {
+	const char *name;
+	const char *unit;
+	unsigned type;                /* enum pbus_type */
+	uint32_t value_size;          /* capacity in bytes */
+	size_t label_max;             /* enums: the longest label's bytes */
+	bool writable;                /* FleetCommand: DCMD may write it */
+};
+
+/* A message made by the encoder: payload and topic are the encoder's,
+ * valid until its next call. */
+struct bridge_spb_message {
+	const char *topic;
+	const void *payload;
+	size_t length;
+	int qos;
+	bool retain;
+};
+
+enum bridge_spb_topic {
+	BRIDGE_SPB_OTHER = 0,
+	BRIDGE_SPB_NCMD,              /* spBv1.0/G/NCMD/N */
+	BRIDGE_SPB_DCMD,              /* spBv1.0/G/DCMD/N/D (this device) */
+	BRIDGE_SPB_STATE,             /* spBv1.0/STATE/HOST (the primary host) */
+	BRIDGE_SPB_NCMD_FILTER,       /* for bridge_spb_topic(): the subscriptions */
+	BRIDGE_SPB_DCMD_FILTER,
+	BRIDGE_SPB_NDEATH
+};
+
+/* One metric of a command: the metric it writes and its value as the text
+ * pbus_client_parse() reads, with the id that names it in the journal; or
+ * a refusal (@error non-empty). */
+struct bridge_spb_write {
+	size_t metric;                /* SIZE_MAX: unknown */
+	char *text;                   /* malloc'd, or NULL when refused */
+	char id[BRIDGE_ID_MAX + 1];
+	char error[256];
+};
+
+struct bridge_spb_command {
+	uint64_t timestamp;           /* the payload's */
+	bool rebirth;                 /* NCMD: 'Node Control/Rebirth' = true */
+	struct bridge_spb_write *writes;
+	size_t count;
+};
+
+struct bridge_spb;
+
+/* The encoder of edge node @node of @group with one device @device, whose
+ * primary host is @host (NULL: none). -EINVAL if an ID holds '/', '+',
+ * '#' or a control character, or is empty; -ENOMEM. Freed with
+ * bridge_spb_free() (NULL accepted). One thread at a time. */
+int bridge_spb_new(const char *group, const char *node, const char *device, const char *host,
+		   struct bridge_spb **ret);
+void bridge_spb_free(struct bridge_spb *s);
+bool bridge_spb_id_ok(const char *id);
+/* A topic (the subscriptions' filters, STATE, NDEATH); owned by @s. */
+const char *bridge_spb_topic(const struct bridge_spb *s, enum bridge_spb_topic which);
+/* The Sparkplug datatype of a parambus type (docs/fleet.md), 0 if none. */
+uint32_t bridge_spb_datatype(unsigned type);
+/* Build the metrics (once per schema: the only allocation). 0, -EINVAL
+ * (a type without a datatype), -ENOMEM. Values are cleared. */
+int bridge_spb_prepare(struct bridge_spb *s, const struct bridge_spb_metric_def *defs, size_t count);
+/* Metric @i's value: @raw in parambus's stored encoding (@length bytes),
+ * @label an enum's label; copied, no allocation. 0, -EINVAL, -EMSGSIZE. */
+int bridge_spb_set_value(struct bridge_spb *s, size_t i, const void *raw, size_t length, const char *label,
+			 uint32_t status, uint64_t timestamp_ns);
+/* The messages. NBIRTH sets seq to 0; DBIRTH, DDATA and DDEATH take the
+ * next seq (255 wraps to 0); NDEATH has none. DDATA carries the metrics
+ * @which (by alias), -ENODATA if none has a value. 0 or -ENOMEM. */
+int bridge_spb_nbirth(struct bridge_spb *s, uint64_t bdseq, uint64_t now_ms, struct bridge_spb_message *ret);
+int bridge_spb_ndeath(struct bridge_spb *s, uint64_t bdseq, uint64_t now_ms, struct bridge_spb_message *ret);
+int bridge_spb_dbirth(struct bridge_spb *s, uint64_t now_ms, struct bridge_spb_message *ret);
+int bridge_spb_ddata(struct bridge_spb *s, const size_t *which, size_t n, uint64_t now_ms,
+		     struct bridge_spb_message *ret);
+int bridge_spb_ddeath(struct bridge_spb *s, uint64_t now_ms, struct bridge_spb_message *ret);
+/* What a received topic is for this edge node. */
+enum bridge_spb_topic bridge_spb_topic_kind(const struct bridge_spb *s, const char *topic);
+size_t bridge_spb_metric_by_alias(const struct bridge_spb *s, uint64_t alias);
+/* Decode an NCMD or DCMD payload (@kind). 0 (each write then accepted or
+ * refused on its own), or -EINVAL with a one-line reason in @error for the
+ * whole payload, or -ENOMEM. The caller frees with bridge_spb_command_fini(). */
+int bridge_spb_decode_command(const struct bridge_spb *s, enum bridge_spb_topic kind, const void *data,
+			      size_t length, struct bridge_spb_command *ret, char *error, size_t size);
+void bridge_spb_command_fini(struct bridge_spb_command *c);
+/* Decode a STATE payload {"online": bool, "timestamp": ms}. 0 or -EINVAL
+ * (@error). Any thread. */
+int bridge_spb_decode_state(const void *data, size_t length, bool *ret_online, uint64_t *ret_timestamp,
+			    char *error, size_t size);
 
 /* The RFC 3339 UTC text of @ns (CLOCK_REALTIME), nanoseconds included, into
  * @buf (at least 40 bytes). */

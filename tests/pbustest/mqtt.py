@@ -30,6 +30,7 @@ from pbustest.daemon import spawn_notified, stop_process
 
 PASSWORDS = {"bridge": "bridge-pw", "operator": "operator-pw", "viewer": "viewer-pw"}
 PREFIX = "plant"
+SPARKPLUG = "spBv1.0"
 
 
 def free_port():
@@ -85,6 +86,12 @@ class Broker:
                     f"user operator\ntopic read {PREFIX}/#\ntopic write {PREFIX}/+/+/set\n"
                     f"topic write {PREFIX}/+/limits/current/set\ntopic read replies/#\n\n"
                     f"user viewer\ntopic read {PREFIX}/#\n")
+            # Sparkplug B (tests/bridge/test_sparkplug.py): the bridge is an
+            # edge node, the operator a host application (data, commands,
+            # its STATE), the viewer reads
+            f.write(f"\nuser bridge\ntopic readwrite {SPARKPLUG}/#\n\n"
+                    f"user operator\ntopic readwrite {SPARKPLUG}/#\n\n"
+                    f"user viewer\ntopic read {SPARKPLUG}/#\n")
         self.conf = os.path.join(self.dir, "mosquitto.conf")
         with open(self.conf, "w") as f:
             f.write(f"user root\nlistener {self.port} 127.0.0.1\n")

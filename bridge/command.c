@@ -34,7 +34,7 @@
 
 /* --------------------------------------------------------------- decoding */
 
-static int refuse(char *error, size_t size, const char *format, ...)
+int bridge_refuse(char *error, size_t size, const char *format, ...)
 {
 	if (size) {
 		va_list ap;
@@ -68,18 +68,18 @@ int bridge_command_decode(const char *payload, size_t length, struct bridge_comm
 	*ret = (struct bridge_command){0};
 	json_t *root = json_loadb(payload, length, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return refuse(error, error_size, "not JSON: %s", jerr.text);
+		return bridge_refuse(error, error_size, "not JSON: %s", jerr.text);
 	int r = 0;
 	char *text = NULL;
 	if (!json_is_object(root)) {
-		r = refuse(error, error_size, "a command is a JSON object {\"id\": ..., \"value\": ...}");
+		r = bridge_refuse(error, error_size, "a command is a JSON object {\"id\": ..., \"value\": ...}");
 		goto out;
 	}
 	const char *key;
 	json_t *member;
 	json_object_foreach(root, key, member) {
 		if (strcmp(key, "id") != 0 && strcmp(key, "value") != 0) {
-			r = refuse(error, error_size, "unknown member '%.40s' (a command has \"id\" and \"value\")", key);
+			r = bridge_refuse(error, error_size, "unknown member '%.40s' (a command has \"id\" and \"value\")", key);
 			goto out;
 		}
 	}
@@ -88,25 +88,25 @@ int bridge_command_decode(const char *payload, size_t length, struct bridge_comm
 		size_t n = json_is_string(id) ? json_string_length(id) : 0;
 		const char *s = json_is_string(id) ? json_string_value(id) : "";
 		if (n == 0 || n > BRIDGE_ID_MAX) {
-			r = refuse(error, error_size, "\"id\" must be a string of 1 to %d bytes", BRIDGE_ID_MAX);
+			r = bridge_refuse(error, error_size, "\"id\" must be a string of 1 to %d bytes", BRIDGE_ID_MAX);
 			goto out;
 		}
 		for (size_t i = 0; i < n; i++)
 			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
-				r = refuse(error, error_size, "\"id\" contains a control character");
+				r = bridge_refuse(error, error_size, "\"id\" contains a control character");
 				goto out;
 			}
 		memcpy(ret->id, s, n + 1);
 	}
 	json_t *value = json_object_get(root, "value");
 	if (!value) {
-		r = refuse(error, error_size, "no \"value\"");
+		r = bridge_refuse(error, error_size, "no \"value\"");
 		goto out;
 	}
 	if (json_is_string(value)) {
 		size_t n = json_string_length(value);
 		if (n > BRIDGE_VALUE_TEXT_MAX || memchr(json_string_value(value), '\0', n)) {
-			r = refuse(error, error_size, "the value is longer than %d bytes or holds a NUL",
+			r = bridge_refuse(error, error_size, "the value is longer than %d bytes or holds a NUL",
 				   BRIDGE_VALUE_TEXT_MAX);
 			goto out;
 		}
@@ -123,13 +123,13 @@ int bridge_command_decode(const char *payload, size_t length, struct bridge_comm
 		json_array_foreach(value, i, e) {
 			char *t = scalar_text(e);
 			if (!t) {
-				r = refuse(error, error_size, "element %zu of the value is not a number or a boolean", i);
+				r = bridge_refuse(error, error_size, "element %zu of the value is not a number or a boolean", i);
 				goto out;
 			}
 			size_t n = strlen(t);
 			if (used + n + 2 > BRIDGE_VALUE_TEXT_MAX) {
 				free(t);
-				r = refuse(error, error_size, "the value is longer than %d bytes", BRIDGE_VALUE_TEXT_MAX);
+				r = bridge_refuse(error, error_size, "the value is longer than %d bytes", BRIDGE_VALUE_TEXT_MAX);
 				goto out;
 			}
 			while (used + n + 2 > cap)
@@ -148,7 +148,7 @@ int bridge_command_decode(const char *payload, size_t length, struct bridge_comm
 			free(t);
 		}
 	} else if (json_is_null(value) || json_is_object(value)) {
-		r = refuse(error, error_size, "the value is %s (expected a number, a boolean, a string or an array)",
+		r = bridge_refuse(error, error_size, "the value is %s (expected a number, a boolean, a string or an array)",
 			   json_is_null(value) ? "null" : "an object");
 		goto out;
 	} else {
@@ -285,13 +285,13 @@ int bridge_journal_parse(struct bridge_journal *j, const char *text, size_t leng
 		pos += n + 1;
 		if (line_no == 1) {
 			if (n != strlen(JOURNAL_FORMAT) || memcmp(line, JOURNAL_FORMAT, n) != 0)
-				return refuse(error, error_size, "%s:1: not a pbus-bridge journal (expected '%s')", source,
+				return bridge_refuse(error, error_size, "%s:1: not a pbus-bridge journal (expected '%s')", source,
 					      JOURNAL_FORMAT);
 			continue;
 		}
 		char copy[JOURNAL_LINE_MAX + 1];
 		if (n > JOURNAL_LINE_MAX || n < 3 || memchr(line, '\0', n))
-			return refuse(error, error_size, "%s:%u: malformed record", source, line_no);
+			return bridge_refuse(error, error_size, "%s:%u: malformed record", source, line_no);
 		memcpy(copy, line, n);
 		copy[n] = '\0';
 		char key[BRIDGE_TOPIC_MAX + BRIDGE_ID_MAX + 2];
@@ -299,11 +299,11 @@ int bridge_journal_parse(struct bridge_journal *j, const char *text, size_t leng
 		int count = 0;
 		for (char *save = NULL, *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 			if (count == 4)
-				return refuse(error, error_size, "%s:%u: malformed record", source, line_no);
+				return bridge_refuse(error, error_size, "%s:%u: malformed record", source, line_no);
 			words[count++] = w;
 		}
 		if (count < 2 || !unhex(words[1], strlen(words[1]), key, sizeof(key)))
-			return refuse(error, error_size, "%s:%u: malformed record", source, line_no);
+			return bridge_refuse(error, error_size, "%s:%u: malformed record", source, line_no);
 		int r;
 		if (strcmp(words[0], "B") == 0 && count == 2) {
 			r = remember(j, key, BRIDGE_JOURNAL_BEGUN, 0, 0);
@@ -312,14 +312,14 @@ int bridge_journal_parse(struct bridge_journal *j, const char *text, size_t leng
 			errno = 0;
 			long result = strtol(words[2], &end, 10);
 			if (errno || *end || result > 0 || result < -4095)
-				return refuse(error, error_size, "%s:%u: bad result '%.12s'", source, line_no, words[2]);
+				return bridge_refuse(error, error_size, "%s:%u: bad result '%.12s'", source, line_no, words[2]);
 			errno = 0;
 			unsigned long long seq = strtoull(words[3], &end, 10);
 			if (errno || *end || words[3][0] == '-')
-				return refuse(error, error_size, "%s:%u: bad version '%.24s'", source, line_no, words[3]);
+				return bridge_refuse(error, error_size, "%s:%u: bad version '%.24s'", source, line_no, words[3]);
 			r = remember(j, key, BRIDGE_JOURNAL_DONE, (int)result, seq);
 		} else {
-			return refuse(error, error_size, "%s:%u: unknown record", source, line_no);
+			return bridge_refuse(error, error_size, "%s:%u: unknown record", source, line_no);
 		}
 		if (r < 0)
 			return r;

@@ -82,6 +82,10 @@ const struct bridge_fleet_param *bridge_fleet_by_topic(const struct bridge_fleet
 
 /* ---------------------------------------------------------------- command.c */
 
+/* A decoder's refusal: the message (printf-style) into @error, made one
+ * line whatever the input put into it; returns -EINVAL. Any thread. */
+int bridge_refuse(char *error, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
+
 /* A command's payload, decoded. */
 struct bridge_command {
 	char id[BRIDGE_ID_MAX + 1];   /* "" when the payload has none */

@@ -87,20 +87,6 @@ struct bridge_spb {
 	unsigned seq;                 /* the last one sent */
 };
 
-static int fail(char *error, size_t size, const char *format, ...)
-{
-	if (size) {
-		va_list ap;
-		va_start(ap, format);
-		vsnprintf(error, size, format, ap);
-		va_end(ap);
-		for (char *p = error; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = ' ';
-	}
-	return -EINVAL;
-}
-
 /* A Sparkplug ID (group, edge node, device, host): UTF-8 without the
  * MQTT topic's special characters (Sparkplug 3.0 §4.1.1). */
 bool bridge_spb_id_ok(const char *id)
@@ -697,12 +683,12 @@ static int metric_text(const struct spb_metric *x, const Spb__Payload__Metric *m
 			(m->value_case == SPB__PAYLOAD__METRIC__VALUE_FLOAT_VALUE ||
 			 m->value_case == SPB__PAYLOAD__METRIC__VALUE_DOUBLE_VALUE);
 	if (m->has_is_null && m->is_null)
-		return fail(error, size, "metric '%s': a null value cannot be written", x->name);
+		return bridge_refuse(error, size, "metric '%s': a null value cannot be written", x->name);
 	if (m->value_case != want && !floating)
-		return fail(error, size, "metric '%s' (datatype %" PRIu32 "): %s where %s is expected", x->name,
+		return bridge_refuse(error, size, "metric '%s' (datatype %" PRIu32 "): %s where %s is expected", x->name,
 			    x->datatype, value_case_name(m->value_case), value_case_name(want));
 	if (m->has_datatype && m->datatype != x->datatype)
-		return fail(error, size, "metric '%s': datatype %" PRIu32 ", but its birth said %" PRIu32, x->name,
+		return bridge_refuse(error, size, "metric '%s': datatype %" PRIu32 ", but its birth said %" PRIu32, x->name,
 			    m->datatype, x->datatype);
 	struct text t = {0};
 	bool ok = true;
@@ -733,7 +719,7 @@ static int metric_text(const struct spb_metric *x, const Spb__Payload__Metric *m
 	case SPB__PAYLOAD__METRIC__VALUE_STRING_VALUE: {
 		size_t n = strlen(m->string_value);
 		if (n + 1 > BRIDGE_VALUE_TEXT_MAX)
-			return fail(error, size, "metric '%s': the string is longer than %d bytes", x->name,
+			return bridge_refuse(error, size, "metric '%s': the string is longer than %d bytes", x->name,
 				    BRIDGE_VALUE_TEXT_MAX - 1);
 		t.s = strdup(m->string_value);
 		ok = t.s != NULL;
@@ -744,7 +730,7 @@ static int metric_text(const struct spb_metric *x, const Spb__Payload__Metric *m
 		size_t n = m->bytes_value.len;
 		if (!array) {
 			if (n * 2 + 1 > BRIDGE_VALUE_TEXT_MAX)
-				return fail(error, size, "metric '%s': more than %d bytes", x->name,
+				return bridge_refuse(error, size, "metric '%s': more than %d bytes", x->name,
 					    BRIDGE_VALUE_TEXT_MAX / 2 - 1);
 			for (size_t k = 0; ok && k < n; k++)
 				ok = text_add(&t, "%02x", p[k]);
@@ -752,11 +738,11 @@ static int metric_text(const struct spb_metric *x, const Spb__Payload__Metric *m
 				ok = (t.s = strdup("")) != NULL;
 		} else if (element == PBUS_TYPE_BOOL) {
 			if (n < 4)
-				return fail(error, size, "metric '%s': a BooleanArray without its 4-byte count", x->name);
+				return bridge_refuse(error, size, "metric '%s': a BooleanArray without its 4-byte count", x->name);
 			uint32_t count = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 					 (uint32_t)p[3] << 24;
 			if ((uint64_t)n - 4 != ((uint64_t)count + 7) / 8)
-				return fail(error, size, "metric '%s': a BooleanArray of %" PRIu32 " values in %zu bytes",
+				return bridge_refuse(error, size, "metric '%s': a BooleanArray of %" PRIu32 " values in %zu bytes",
 					    x->name, count, n - 4);
 			for (uint32_t k = 0; ok && k < count; k++) {
 				uint8_t bit = (p[4 + k / 8] >> (7 - k % 8)) & 1;
@@ -765,7 +751,7 @@ static int metric_text(const struct spb_metric *x, const Spb__Payload__Metric *m
 		} else {
 			size_t esize = element_size(x->type);
 			if (n % esize)
-				return fail(error, size, "metric '%s': %zu bytes are no whole number of %zu-byte elements",
+				return bridge_refuse(error, size, "metric '%s': %zu bytes are no whole number of %zu-byte elements",
 					    x->name, n, esize);
 			for (size_t k = 0; ok && k < n; k += esize) {
 				if (k)
@@ -782,7 +768,7 @@ static int metric_text(const struct spb_metric *x, const Spb__Payload__Metric *m
 	}
 	if (!ok) {
 		free(t.s);
-		return fail(error, size, "metric '%s': the value is longer than %d bytes as text", x->name,
+		return bridge_refuse(error, size, "metric '%s': the value is longer than %d bytes as text", x->name,
 			    BRIDGE_VALUE_TEXT_MAX);
 	}
 	*ret = t.s;
@@ -812,25 +798,25 @@ int bridge_spb_decode_command(const struct bridge_spb *s, enum bridge_spb_topic 
 	*ret = (struct bridge_spb_command){0};
 	const char *verb = kind == BRIDGE_SPB_NCMD ? "NCMD" : "DCMD";
 	if (kind != BRIDGE_SPB_NCMD && kind != BRIDGE_SPB_DCMD)
-		return fail(error, size, "not a command topic");
+		return bridge_refuse(error, size, "not a command topic");
 	if (length > PAYLOAD_MAX)
-		return fail(error, size, "%s: a payload of %zu bytes (at most %u)", verb, length, PAYLOAD_MAX);
+		return bridge_refuse(error, size, "%s: a payload of %zu bytes (at most %u)", verb, length, PAYLOAD_MAX);
 	Spb__Payload *payload = spb__payload__unpack(NULL, length, data);
 	if (!payload)
-		return fail(error, size, "%s: not a Sparkplug B payload (protobuf)", verb);
+		return bridge_refuse(error, size, "%s: not a Sparkplug B payload (protobuf)", verb);
 	int r = 0;
 	if (payload->has_seq) {
-		r = fail(error, size, "%s: a command carries no seq (Sparkplug 3.0 §6.4.x)", verb);
+		r = bridge_refuse(error, size, "%s: a command carries no seq (Sparkplug 3.0 §6.4.x)", verb);
 		goto out;
 	}
 	if (!payload->has_timestamp) {
 		/* the payload timestamp is part of the key that makes a command
 		 * applied once (docs/fleet.md) */
-		r = fail(error, size, "%s: no payload timestamp", verb);
+		r = bridge_refuse(error, size, "%s: no payload timestamp", verb);
 		goto out;
 	}
 	if (payload->n_metrics == 0 || payload->n_metrics > COMMAND_METRICS_MAX) {
-		r = fail(error, size, "%s: %zu metrics (1 to %d)", verb, payload->n_metrics, COMMAND_METRICS_MAX);
+		r = bridge_refuse(error, size, "%s: %zu metrics (1 to %d)", verb, payload->n_metrics, COMMAND_METRICS_MAX);
 		goto out;
 	}
 	ret->writes = calloc(payload->n_metrics, sizeof(*ret->writes));
@@ -847,11 +833,11 @@ int bridge_spb_decode_command(const struct bridge_spb *s, enum bridge_spb_topic 
 			/* the node's one writable metric */
 			if (m->name && strcmp(m->name, REBIRTH_METRIC) == 0) {
 				if (m->value_case != SPB__PAYLOAD__METRIC__VALUE_BOOLEAN_VALUE)
-					fail(w->error, sizeof(w->error), "'%s' takes a Boolean", REBIRTH_METRIC);
+					bridge_refuse(w->error, sizeof(w->error), "'%s' takes a Boolean", REBIRTH_METRIC);
 				else
 					ret->rebirth |= m->boolean_value;
 			} else {
-				fail(w->error, sizeof(w->error), "NCMD metric '%.64s': the edge node has no such writable "
+				bridge_refuse(w->error, sizeof(w->error), "NCMD metric '%.64s': the edge node has no such writable "
 					   "metric (only '%s')", m->name ? m->name : "(by alias)", REBIRTH_METRIC);
 			}
 			continue;
@@ -860,16 +846,16 @@ int bridge_spb_decode_command(const struct bridge_spb *s, enum bridge_spb_topic 
 		if (m->has_alias) {
 			size_t by_alias = bridge_spb_metric_by_alias(s, m->alias);
 			if (by_alias == SIZE_MAX || (m->name && at != by_alias)) {
-				fail(w->error, sizeof(w->error), "DCMD metric alias %" PRIu64 ": not a metric of device '%s'",
+				bridge_refuse(w->error, sizeof(w->error), "DCMD metric alias %" PRIu64 ": not a metric of device '%s'",
 				     m->alias, s->device);
 				continue;
 			}
 			at = by_alias;
 		} else if (!m->name) {
-			fail(w->error, sizeof(w->error), "DCMD metric without alias or name");
+			bridge_refuse(w->error, sizeof(w->error), "DCMD metric without alias or name");
 			continue;
 		} else if (at == SIZE_MAX) {
-			fail(w->error, sizeof(w->error), "DCMD metric '%.64s': not a metric of device '%s'", m->name,
+			bridge_refuse(w->error, sizeof(w->error), "DCMD metric '%.64s': not a metric of device '%s'", m->name,
 			     s->device);
 			continue;
 		}
@@ -895,15 +881,15 @@ int bridge_spb_decode_state(const void *data, size_t length, bool *ret_online, u
 	json_error_t jerr;
 	json_t *root = json_loadb(data, length, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return fail(error, size, "STATE: not JSON: %s", jerr.text);
+		return bridge_refuse(error, size, "STATE: not JSON: %s", jerr.text);
 	int r = 0;
 	json_t *online = json_object_get(root, "online"), *ts = json_object_get(root, "timestamp");
 	if (!json_is_object(root))
-		r = fail(error, size, "STATE: not a JSON object");
+		r = bridge_refuse(error, size, "STATE: not a JSON object");
 	else if (!json_is_boolean(online))
-		r = fail(error, size, "STATE: no Boolean \"online\"");
+		r = bridge_refuse(error, size, "STATE: no Boolean \"online\"");
 	else if (!json_is_integer(ts) || json_integer_value(ts) < 0)
-		r = fail(error, size, "STATE: no \"timestamp\" (milliseconds since the epoch, an integer >= 0)");
+		r = bridge_refuse(error, size, "STATE: no \"timestamp\" (milliseconds since the epoch, an integer >= 0)");
 	if (r == 0) {
 		*ret_online = json_is_true(online);
 		*ret_timestamp = (uint64_t)json_integer_value(ts);

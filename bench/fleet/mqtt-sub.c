@@ -7,7 +7,9 @@
  * takes each one's latency: its arrival (CLOCK_REALTIME) minus the "ts" of
  * its JSON payload (the RFC 3339 time pbus-bridge, or mqtt-pub, put there).
  * Prints one JSON object: messages, seconds, per_s, p50_ms, p99_ms,
- * max_ms, unparsed (payloads without a readable "ts").
+ * max_ms, unparsed (payloads without a readable "ts"), retained (the
+ * broker's retained messages handed out at the subscription, such as the
+ * bridge's birth: old by nature, not counted).
  *
  *     mqtt-sub HOST PORT USER PASSWORD TOPIC SECONDS
  *
@@ -25,7 +27,7 @@
 struct sub {
 	const char *topic;
 	int subscribed;
-	uint64_t first_ns, messages, unparsed;
+	uint64_t first_ns, messages, unparsed, retained;
 	double *samples;
 	size_t count;
 };
@@ -80,6 +82,10 @@ static void on_message(struct mosquitto *m, void *u, const struct mosquitto_mess
 	(void)m;
 	struct sub *s = u;
 	uint64_t arrival = now_ns(CLOCK_REALTIME);
+	if (msg->retain) {
+		s->retained++;
+		return;
+	}
 	if (!s->first_ns)
 		s->first_ns = now_ns(CLOCK_MONOTONIC);
 	s->messages++;
@@ -139,9 +145,9 @@ int main(int argc, char **argv)
 	double p99 = s.count ? s.samples[(size_t)((double)(s.count - 1) * 0.99)] : 0;
 	double max = s.count ? s.samples[s.count - 1] : 0;
 	printf("{\"messages\": %llu, \"seconds\": %.3f, \"per_s\": %.0f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
-	       "\"max_ms\": %.3f, \"unparsed\": %llu}\n",
+	       "\"max_ms\": %.3f, \"unparsed\": %llu, \"retained\": %llu}\n",
 	       (unsigned long long)s.messages, seconds, (double)s.messages / seconds, p50, p99, max,
-	       (unsigned long long)s.unparsed);
+	       (unsigned long long)s.unparsed, (unsigned long long)s.retained);
 	mosquitto_destroy(m);
 	mosquitto_lib_cleanup();
 	return 0;

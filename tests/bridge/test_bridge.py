@@ -14,29 +14,21 @@ commands).
 """
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from pbustest.check import TIMEOUT, check
-from pbustest.mqtt import PREFIX, Bridge, Broker, Client, pbus, seq_of
+from pbustest.mqtt import Bridge, Broker, Client, PREFIX, compile_fleet, pbus, seq_of
 
 SUITE = "bridge"
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
 
 
 @pytest.fixture(scope="module")
 def compiled(pbus_tmp):
     """bench.pbs and bench.fleet, made by this checkout's pbus-gen."""
-    schema, fleet = os.path.join(pbus_tmp, "bench.pbs"), os.path.join(pbus_tmp, "bench.fleet")
-    r = subprocess.run([sys.executable, "-m", "pbusgen", "--schema", schema, "--fleet", fleet,
-                        os.path.join(HERE, "bench.fdepl")], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=os.path.join(TOP, "gen")), timeout=60)
-    check(r.returncode == 0, f"pbus-gen: {r.stderr}")
-    return schema, fleet
+    return compile_fleet(pbus_tmp, os.path.join(HERE, "bench.fdepl"), "bench")
 
 
 class Stack:

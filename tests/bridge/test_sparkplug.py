@@ -23,7 +23,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 from pbustest.check import TIMEOUT, check
-from pbustest.mqtt import Bridge, Broker, Client, pbus, seq_of
+from pbustest.mqtt import Bridge, Broker, Client, compile_fleet, pbus, seq_of
 
 SUITE = "bridge"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,12 +37,7 @@ GOOD, BAD = 192, 0
 
 @pytest.fixture(scope="module")
 def compiled(pbus_tmp):
-    schema, fleet = os.path.join(pbus_tmp, "bench.pbs"), os.path.join(pbus_tmp, "bench.fleet")
-    r = subprocess.run([os.sys.executable, "-m", "pbusgen", "--schema", schema, "--fleet", fleet,
-                        os.path.join(HERE, "bench.fdepl")], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=os.path.join(TOP, "gen")), timeout=60)
-    check(r.returncode == 0, f"pbus-gen: {r.stderr}")
-    return schema, fleet
+    return compile_fleet(pbus_tmp, os.path.join(HERE, "bench.fdepl"), "bench")
 
 
 @pytest.fixture(scope="module")

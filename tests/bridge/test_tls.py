@@ -10,28 +10,20 @@ client certificate where the broker requires one. A bridge that trusts
 another CA must not connect, and says why.
 """
 import os
-import sys
-import subprocess
 import time
 
 import pytest
 
 from pbustest.check import TIMEOUT, Failure, check
-from pbustest.mqtt import PREFIX, Bridge, Broker, Client, make_pki, pbus
+from pbustest.mqtt import Bridge, Broker, Client, PREFIX, compile_fleet, make_pki, pbus
 
 SUITE = "bridge"
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
 
 
 @pytest.fixture(scope="module")
 def compiled(pbus_tmp):
-    schema, fleet = os.path.join(pbus_tmp, "tls.pbs"), os.path.join(pbus_tmp, "tls.fleet")
-    r = subprocess.run([sys.executable, "-m", "pbusgen", "--schema", schema, "--fleet", fleet,
-                        os.path.join(HERE, "bench.fdepl")], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=os.path.join(TOP, "gen")), timeout=60)
-    check(r.returncode == 0, f"pbus-gen: {r.stderr}")
-    return schema, fleet
+    return compile_fleet(pbus_tmp, os.path.join(HERE, "bench.fdepl"), "tls")
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,8 @@ Golden files are compared byte for byte; UPDATE_GOLDEN=1 rewrites them.
 """
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from pbusgen import checks, deep, loader, params, resolver
@@ -40,3 +42,12 @@ def write(directory: Path, files: dict) -> None:
 
 def update_golden() -> bool:
     return os.environ.get("UPDATE_GOLDEN") == "1"
+
+
+def run_pbus_gen(*args):
+    """This checkout's pbus-gen (python -m pbusgen from gen/) run with @args,
+    as the build runs it; Failure with its stderr unless it succeeds."""
+    from .check import check
+    r = subprocess.run([sys.executable, "-m", "pbusgen", *map(str, args)], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT / "gen")), timeout=60)
+    check(r.returncode == 0, f"pbus-gen {' '.join(map(str, args))}: {r.stderr.strip()}")

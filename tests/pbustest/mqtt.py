@@ -27,6 +27,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from pbustest.check import TIMEOUT, Failure, check
 from pbustest.daemon import spawn_notified, stop_process
+from pbustest.gen import run_pbus_gen
 
 PASSWORDS = {"bridge": "bridge-pw", "operator": "operator-pw", "viewer": "viewer-pw"}
 PREFIX = "plant"
@@ -72,7 +73,7 @@ class Broker:
     only, and with @require_cert it asks clients for a certificate of the
     same CA."""
 
-    def __init__(self, tmp, tls=None, require_cert=False):
+    def __init__(self, tmp, tls=None, require_cert=False, conf=""):
         self.dir = os.path.join(tmp, f"broker-{uuid.uuid4().hex[:8]}")
         os.makedirs(self.dir)
         self.port = free_port()
@@ -101,7 +102,7 @@ class Broker:
             f.write(f"allow_anonymous false\n"
                     f"password_file {passwd}\nacl_file {acl}\npersistence true\n"
                     f"persistence_location {self.dir}/\nautosave_interval 1\nautosave_on_changes true\n"
-                    "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n")
+                    "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n" + conf)
         self.proc = None
 
     def start(self):
@@ -259,3 +260,11 @@ def pbus(build, instance, *args, ok=True):
 
 def seq_of(build, instance, name):
     return json.loads(pbus(build, instance, "get", "--json", name))[name]["seq"]
+
+
+def compile_fleet(tmp, fdepl, stem):
+    """(schema, fleet): @fdepl compiled by this checkout's pbus-gen into
+    @tmp/@stem.pbs and @tmp/@stem.fleet."""
+    schema, fleet = os.path.join(tmp, f"{stem}.pbs"), os.path.join(tmp, f"{stem}.fleet")
+    run_pbus_gen("--schema", schema, "--fleet", fleet, fdepl)
+    return schema, fleet

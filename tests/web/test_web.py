@@ -19,7 +19,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -29,6 +28,7 @@ import pytest
 import websocket
 
 from pbustest.check import TIMEOUT, Failure, check
+from pbustest.gen import run_pbus_gen
 from pbustest.web import PASSWORDS, WebDaemon, connect, greeting, make_users_file, origin, recv, recv_until
 
 SUITE = "web"
@@ -793,10 +793,7 @@ def test_tls(start, pbus_tmp):
 def hints_schema(pbus_tmp):
     """hints.pbs, compiled by this checkout's pbus-gen from hints.fdepl."""
     out = os.path.join(pbus_tmp, "hints.pbs")
-    r = subprocess.run([sys.executable, "-m", "pbusgen", "--schema", out, os.path.join(HERE, "hints.fdepl")],
-                       capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(HERE)), "gen")))
-    check(r.returncode == 0, f"pbus-gen: {r.stderr}")
+    run_pbus_gen("--schema", out, os.path.join(HERE, "hints.fdepl"))
     return out
 
 

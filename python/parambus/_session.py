@@ -12,6 +12,22 @@ from .schema import Param, Schema, Value, encode_value, decode_value, status_of
 from .wire import Fields, VERSION
 
 
+class SubscriptionBase:
+    """What a subscription of either client holds: its parameters, its
+    deadband and interval, pbusd's id for it; fields() is its SUBSCRIBE."""
+
+    def __init__(self, client: Any, params: list[Param], deadband: float, min_interval: float) -> None:
+        self.client, self.params = client, params
+        self.names = [p.name for p in params]
+        self.deadband, self.min_interval = deadband, min_interval
+        self.server_id = 0
+        self.closed = False
+
+    def fields(self) -> Fields:
+        return {"min_interval_us": int(round(self.min_interval * 1e6)), "deadband": float(self.deadband),
+                "indexes": [p.index for p in self.params]}
+
+
 def client_name(name: "str | None") -> str:
     n = name if name is not None else os.path.basename(sys.argv[0] or "python") or "python"
     return n.encode("utf-8")[:64].decode("utf-8", "ignore")

@@ -34,21 +34,13 @@ from .wire import (APPLIED, ERROR, GET, HELLO, NOTIFY, REPLY_OF, SCHEMA_GET, SER
 RETRY_FIRST, RETRY_MAX = 0.05, 1.0
 
 
-class Subscription:
+class Subscription(_session.SubscriptionBase):
     """An asyncio subscription: `async for values in sub` (lists of
     Values), or `await sub.next(timeout)`."""
 
     def __init__(self, client: "Client", params: list[Param], deadband: float, min_interval: float) -> None:
-        self.client, self.params = client, params
-        self.names = [p.name for p in params]
-        self.deadband, self.min_interval = deadband, min_interval
+        super().__init__(client, params, deadband, min_interval)
         self.queue: asyncio.Queue[list[Value]] = asyncio.Queue()
-        self.server_id = 0
-        self.closed = False
-
-    def fields(self) -> Fields:
-        return {"min_interval_us": int(round(self.min_interval * 1e6)), "deadband": float(self.deadband),
-                "indexes": [p.index for p in self.params]}
 
     async def next(self, timeout: "float | None" = None) -> list[Value]:
         try:

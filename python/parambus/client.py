@@ -42,23 +42,16 @@ Callback = Callable[[list[Value]], None]
 RETRY_FIRST, RETRY_MAX = 0.05, 1.0
 
 
-class Subscription:
+class Subscription(_session.SubscriptionBase):
     """A subscription: iterate it for lists of Values (each a notification:
     the parameters that changed, the first one all of them), or give a
     callback and call Client.dispatch(). .names, .deadband, .min_interval."""
 
     def __init__(self, client: "Client", params: list[Param], deadband: float, min_interval: float,
                  callback: "Callback | None") -> None:
-        self.client, self.params = client, params
-        self.names = [p.name for p in params]
-        self.deadband, self.min_interval, self.callback = deadband, min_interval, callback
+        super().__init__(client, params, deadband, min_interval)
+        self.callback = callback
         self.queue: collections.deque[list[Value]] = collections.deque()
-        self.server_id = 0
-        self.closed = False
-
-    def fields(self) -> Fields:
-        return {"min_interval_us": int(round(self.min_interval * 1e6)), "deadband": float(self.deadband),
-                "indexes": [p.index for p in self.params]}
 
     def next(self, timeout: "float | None" = None) -> list[Value]:
         """The next notification's values; Timeout if none within @timeout

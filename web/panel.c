@@ -391,7 +391,8 @@ static int subscriptions_plan(struct web_panel *panel, const struct web_model *m
 	}
 	if (crowded)
 		log_msg(LOG_WARNING, "the schema's parameters ask for more than %d pairs of deadband and rate; the "
-			"rest are subscribed without deadband, at --interval", WEB_SUBSCRIPTIONS_MAX);
+			"rest join the subscription without deadband at --interval (or, if none, the first one)",
+			WEB_SUBSCRIPTIONS_MAX);
 	panel->unprimed = panel->sub_count;
 	return 0;
 }

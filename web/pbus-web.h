@@ -211,7 +211,8 @@ struct web_subscription {
 };
 
 /* At most this many subscriptions; parameters of further (deadband,
- * interval) pairs join the one without deadband at --interval. */
+ * interval) pairs join the one without deadband at --interval, or the
+ * first one if there is none. */
 #define WEB_SUBSCRIPTIONS_MAX 16
 
 struct web_panel {

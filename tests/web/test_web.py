@@ -865,3 +865,22 @@ def test_malformed_hint_is_ignored(start, pbus_tmp):
     log = web.log()
     check("schema: deadband=0x10 of 'a' is not a number from 0 to " in log, f"log: {log}")
     check("schema: max-rate-hz=0 of 'b' is not a number from 0 (excluded) to 1000; ignored" in log, f"log: {log}")
+
+
+def test_more_deadbands_than_subscriptions(start, pbus_tmp):
+    """18 parameters with 18 different deadbands: pbus-web makes at most 16
+    subscriptions, says so, and the parameters beyond still get their
+    values."""
+    path = os.path.join(pbus_tmp, "many-hints.pbs")
+    with open(path, "w") as f:
+        f.write("pbus-schema 1\ninterface org.example.web.Many 1.0\n")
+        for i in range(18):
+            f.write(f"param v{i:02d} double deadband={i + 1} class=live\n")
+    web = start(schema=path, extra=["--interval", "0"])
+    with contextlib.closing(connect(web)) as ws:
+        _, schema = greeting(ws)
+        last = index_of(schema, "v17")
+        value_of(ws, last)
+        pbus(web, "set", "v17=100")
+        value_of(ws, last, 100)
+    check("ask for more than 16 pairs of deadband and rate" in web.log(), f"log: {web.log()}")

@@ -28,6 +28,18 @@ class SubscriptionBase:
                 "indexes": [p.index for p in self.params]}
 
 
+def forget(sub: SubscriptionBase, by_id: dict, all_subs: list) -> bool:
+    """Close @sub and drop it from a client's tables (by pbusd's id, and
+    the list renewed on reconnect); False if it was closed already."""
+    if sub.closed:
+        return False
+    sub.closed = True
+    if sub in all_subs:
+        all_subs.remove(sub)
+    by_id.pop(sub.server_id, None)
+    return True
+
+
 def client_name(name: "str | None") -> str:
     n = name if name is not None else os.path.basename(sys.argv[0] or "python") or "python"
     return n.encode("utf-8")[:64].decode("utf-8", "ignore")

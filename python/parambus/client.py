@@ -320,12 +320,8 @@ class Client:
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
-        if sub.closed:
+        if not _session.forget(sub, self._subs, self._all_subs):
             return
-        sub.closed = True
-        if sub in self._all_subs:
-            self._all_subs.remove(sub)
-        self._subs.pop(sub.server_id, None)
         if self._conn is not None:
             self._request(UNSUBSCRIBE, {"subscription": sub.server_id})
 

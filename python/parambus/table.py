@@ -304,12 +304,7 @@ class Table:
 
     def _sleep(self, indexes: "list[int] | None", changed: Any, deadline: int) -> list[int]:
         w = self._wake_addr
-        if indexes is None:
-            _sys.fetch_add_32(w + WAKE_ANY_WAITERS, 1)
-        else:
-            for i in indexes:
-                _sys.fetch_add_32(w + WAKE_WAITERS + 4 * i, 1)
-            _sys.fetch_add_32(w + WAKE_PARAM_WAITERS, len(indexes))
+        self._count_waiters(indexes, _sys.fetch_add_32)
         try:
             _sys.full_fence()
             slice_ns = 100_000_000 if _sys.membarrier() else 1_000_000
@@ -325,12 +320,18 @@ class Table:
                     return []
                 _sys.futex_wait_until(w + WAKE_NOTIFY, n, min(deadline, now + slice_ns))
         finally:
-            if indexes is None:
-                _sys.fetch_sub_32(w + WAKE_ANY_WAITERS, 1)
-            else:
-                for i in indexes:
-                    _sys.fetch_sub_32(w + WAKE_WAITERS + 4 * i, 1)
-                _sys.fetch_sub_32(w + WAKE_PARAM_WAITERS, len(indexes))
+            self._count_waiters(indexes, _sys.fetch_sub_32)
+
+    def _count_waiters(self, indexes: "list[int] | None", op: Any) -> None:
+        """Announce (op: fetch_add_32) or withdraw (fetch_sub_32) a waiter:
+        on every parameter (@indexes None) or on each of @indexes (§5.1)."""
+        w = self._wake_addr
+        if indexes is None:
+            op(w + WAKE_ANY_WAITERS, 1)
+        else:
+            for i in indexes:
+                op(w + WAKE_WAITERS + 4 * i, 1)
+            op(w + WAKE_PARAM_WAITERS, len(indexes))
 
     def save_count(self) -> int:
         """The header's save counter (§5.2), bumped after each save."""

@@ -28,7 +28,7 @@ class SubscriptionBase:
                 "indexes": [p.index for p in self.params]}
 
 
-def forget(sub: SubscriptionBase, by_id: dict, all_subs: list) -> bool:
+def forget(sub: SubscriptionBase, by_id: dict[int, Any], all_subs: list[Any]) -> bool:
     """Close @sub and drop it from a client's tables (by pbusd's id, and
     the list renewed on reconnect); False if it was closed already."""
     if sub.closed:

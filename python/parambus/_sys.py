@@ -75,24 +75,24 @@ def acquire_fence() -> None:
 
 
 def fetch_add_32(addr: int, n: int) -> int:
-    return atomic().__atomic_fetch_add_4(addr, n, SEQ_CST)
+    return int(atomic().__atomic_fetch_add_4(addr, n, SEQ_CST))
 
 
 def fetch_sub_32(addr: int, n: int) -> int:
-    return atomic().__atomic_fetch_sub_4(addr, n, SEQ_CST)
+    return int(atomic().__atomic_fetch_sub_4(addr, n, SEQ_CST))
 
 
 def load_32(addr: int) -> int:
-    return atomic().__atomic_load_4(addr, SEQ_CST)
+    return int(atomic().__atomic_load_4(addr, SEQ_CST))
 
 
 def load_64(addr: int) -> int:
-    return atomic().__atomic_load_8(addr, ACQUIRE)
+    return int(atomic().__atomic_load_8(addr, ACQUIRE))
 
 
 def cas_64(addr: int, expected: int, desired: int, success: int = SEQ_CST, failure: int = RELAXED) -> bool:
     exp = ctypes.c_uint64(expected)
-    return atomic().__atomic_compare_exchange_8(addr, ctypes.byref(exp), desired, success, failure)
+    return bool(atomic().__atomic_compare_exchange_8(addr, ctypes.byref(exp), desired, success, failure))
 
 
 def full_fence() -> None:
@@ -138,7 +138,7 @@ def shm_attach(shmid: int) -> int:
     if addr is None or addr == ctypes.c_void_p(-1).value:
         e = ctypes.get_errno()
         raise OSError(e, os.strerror(e))
-    return addr
+    return int(addr)
 
 
 def shm_detach(addr: int) -> None:

@@ -65,7 +65,7 @@ class _Link:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.frames = FrameReader(DEFAULT_MAX_FRAME)
-        self.waiting: collections.deque[tuple[int, int, asyncio.Future, Any]] = collections.deque()
+        self.waiting: collections.deque[tuple[int, int, asyncio.Future[Any], Any]] = collections.deque()
         self.next_id = 1
 
 
@@ -82,7 +82,7 @@ class Client:
         self._up = asyncio.Event()
         self._subs: dict[int, Subscription] = {}
         self._all_subs: list[Subscription] = []
-        self._task: "asyncio.Task | None" = None
+        self._task: "asyncio.Task[None] | None" = None
         self._closed = False
 
     @classmethod
@@ -275,7 +275,7 @@ class Client:
         link = self._link
         id_ = link.next_id
         link.next_id += 1
-        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         link.waiting.append((id_, type_, fut, sub))
         link.writer.write(encode_message(type_, id_, fields, flags))
         try:

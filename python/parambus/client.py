@@ -56,7 +56,8 @@ class Subscription(_session.SubscriptionBase):
     def next(self, timeout: "float | None" = None) -> list[Value]:
         """The next notification's values; Timeout if none within @timeout
         seconds (None: wait for ever, reconnecting as needed)."""
-        return self.client._next(self, timeout)
+        values: list[Value] = self.client._next(self, timeout)
+        return values
 
     def __iter__(self) -> Iterator[list[Value]]:
         while not self.closed:
@@ -369,7 +370,7 @@ class Client:
 
     def stats(self) -> str:
         """pbusd's statistics, JSON text (socket-protocol.md §7)."""
-        return self._request(STATS_GET, {}, retry=True)["json"]
+        return str(self._request(STATS_GET, {}, retry=True)["json"])
 
     def ping(self, data: bytes = b"") -> bytes:
-        return self._request(PING, {"data": data}, retry=True)["data"]
+        return bytes(self._request(PING, {"data": data}, retry=True)["data"])

@@ -29,7 +29,7 @@ from .wire import (DEFAULT_MAX_FRAME, ERROR, GET, HELLO, NOTIFY, PING, REPLY_OF,
 def peer_uid(sock: socket.socket) -> int:
     """The uid of the process that listens on @sock's peer (SO_PEERCRED)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
+    return int(struct.unpack("3i", creds)[1])
 
 
 def socket_path(instance: str, socket_dir: "str | None" = None) -> str:
@@ -172,27 +172,28 @@ class Connection:
         return self.hello_reply
 
     def schema(self) -> str:
-        return self.request(SCHEMA_GET)["text"]
+        return str(self.request(SCHEMA_GET)["text"])
 
     def get(self, indexes: Any) -> list[Fields]:
-        return self.request(GET, {"indexes": list(indexes)})["values"]
+        values: list[Fields] = self.request(GET, {"indexes": list(indexes)})["values"]
+        return values
 
     def set(self, writes: Any, flags: int = 0) -> Fields:
         """@writes: (index, value bytes) pairs; returns the SET_REPLY fields."""
         return self.request(SET, {"writes": [{"index": i, "value": v} for i, v in writes]}, flags=flags)
 
     def subscribe(self, indexes: Any, min_interval_us: int = 0, deadband: float = 0.0) -> int:
-        return self.request(SUBSCRIBE, {"min_interval_us": min_interval_us, "deadband": deadband,
-                                        "indexes": list(indexes)})["subscription"]
+        return int(self.request(SUBSCRIBE, {"min_interval_us": min_interval_us, "deadband": deadband,
+                                        "indexes": list(indexes)})["subscription"])
 
     def unsubscribe(self, subscription: int) -> None:
         self.request(UNSUBSCRIBE, {"subscription": subscription})
 
     def stats(self) -> str:
-        return self.request(STATS_GET)["json"]
+        return str(self.request(STATS_GET)["json"])
 
     def ping(self, data: bytes = b"") -> bytes:
-        return self.request(PING, {"data": data})["data"]
+        return bytes(self.request(PING, {"data": data})["data"])
 
     # Services (§3.6).
     def register_service(self, address: str, major: int = 1, minor: int = 0, endpoint: str = "pbus-test") -> None:

@@ -158,4 +158,5 @@ def set_refused(code: int, message: str, results: list[tuple[str, int]]) -> SetR
         cls = type("SetRefused" + base.__name__.replace("Error", ""), (SetRefused, base),
                    {"__doc__": f"A SET refused with {base.__name__}'s code.", "__module__": __name__})
         _SET_BY_CODE[base] = cls
-    return cls(code, message, results)
+    made: SetRefused = cls(code, message, results)
+    return made

@@ -27,7 +27,7 @@ ARRAY_ELEMENTS = INTEGER | FLOATING | {"bool"}
 FLAGS = ("readonly", "persistent", "noread", "nosubscriptions")
 CLASSES = ("constant", "rare", "setting", "live")
 
-PythonValue = Union[bool, int, float, str, bytes, list]
+PythonValue = Union[bool, int, float, str, bytes, list[Any]]
 
 
 class BadValue(Error, ValueError):
@@ -68,7 +68,7 @@ class Value:
         self.name, self.value, self.status = name, value, status
         self.timestamp_ns, self.seq, self.unit, self.index = timestamp_ns, seq, unit, index
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         return (self.name, self.value, self.status, self.timestamp_ns, self.seq, self.unit, self.index)
 
     def __eq__(self, other: object) -> bool:

@@ -63,7 +63,7 @@ class ParamLayout:
     unit: str
     description: str
     group: str
-    flags: frozenset
+    flags: frozenset[str]
     update_class: str
     value_size: int
     element_size: int
@@ -74,8 +74,8 @@ class ParamLayout:
     max: Any = None
     step: Any = None
     default: "bytes | None" = None
-    enumerators: list = field(default_factory=list)   # (label, value) in declaration order
-    labels: dict = field(default_factory=dict)        # value -> the first label with it
+    enumerators: list[tuple[str, int]] = field(default_factory=list)   # (label, value) in declaration order
+    labels: dict[int, str] = field(default_factory=dict)        # value -> the first label with it
 
     @property
     def scalar(self) -> bool:
@@ -88,7 +88,7 @@ class SegmentLayout:
     size: int
     instance: str
     interface: str
-    version: tuple
+    version: tuple[int, int]
     schema_hash: int
     instance_id: int
     param_count: int
@@ -98,7 +98,7 @@ class SegmentLayout:
     created_ns: int
     wake_id: int
     wake_size: int
-    params: list
+    params: list[ParamLayout]
 
 
 def _limit(type_name: str, bits: int) -> Any:
@@ -122,10 +122,10 @@ def parse(buf: Any, instance: "str | None" = None) -> SegmentLayout:
             raise SegmentError(check, f"not a valid parambus segment ({check}: {what})")
 
     def u32(off: int) -> int:
-        return struct.unpack_from("<I", image, off)[0]
+        return int(struct.unpack_from("<I", image, off)[0])
 
     def u64(off: int) -> int:
-        return struct.unpack_from("<Q", image, off)[0]
+        return int(struct.unpack_from("<Q", image, off)[0])
 
     def inside(off: int, length: int, total: int) -> bool:
         return off <= total and length <= total - off

@@ -25,7 +25,7 @@ import os
 import re
 import stat
 import ctypes
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from . import _sys
 from ._owner import describe_trusted, process_alive, trusted
@@ -60,7 +60,7 @@ class Table:
         §7 refuses."""
         self._map: "mmap.mmap | None" = None
         self._wake_addr = 0
-        self._wake_private: "ctypes.Array | None" = None
+        self._wake_private: "ctypes.Array[ctypes.c_char] | None" = None
         if not isinstance(instance, str) or not instance_name_valid(instance):
             raise Error(f"'{instance}' is not a valid instance name (1 to 48 letters, digits, '_', '-', '.')")
         self.instance = instance
@@ -118,6 +118,7 @@ class Table:
         orphan's stands in as private zeroes."""
         layout = self.layout
         addr = 0
+        err: "OSError | None" = None
         try:
             if layout.wake_id > 2**31 - 1:
                 raise SegmentError("wake", f"{self.path}: wake_id {layout.wake_id} above 2^31 − 1")
@@ -129,8 +130,6 @@ class Table:
                 addr = 0
         except OSError as e:
             addr, err = 0, e
-        else:
-            err = None
         if addr:
             self._wake_addr = addr
             return
@@ -194,7 +193,7 @@ class Table:
     def read(self, name: "str | int") -> Value:
         """The current value of parameter @name (or index), consistent with
         its status, timestamp and version."""
-        p = self.params.get(name) if isinstance(name, str) else None  # type: ignore[arg-type]
+        p = self.params.get(name) if isinstance(name, str) else None
         if p is None:
             p = self.param(name)
         raw, ts, st, seq = self._read(p)
@@ -302,7 +301,7 @@ class Table:
             self._seen[i] = q[seq_at[i]] if i in found else base[i]
         return [self._list[i].name for i in sorted(set(found))]
 
-    def _sleep(self, indexes: "list[int] | None", changed: Any, deadline: int) -> list[int]:
+    def _sleep(self, indexes: "list[int] | None", changed: Callable[[], list[int]], deadline: int) -> list[int]:
         w = self._wake_addr
         self._count_waiters(indexes, _sys.fetch_add_32)
         try:

@@ -16,6 +16,7 @@ the bytes (tests/python/fuzz_wire.py).
 """
 from __future__ import annotations
 
+import builtins
 import struct
 from typing import Any
 
@@ -156,7 +157,7 @@ class _Reader:
         return s.unpack(self.take(s.size, what))[0]
 
     def u32(self, what: str) -> int:
-        return self.fmt("I", what)
+        return int(self.fmt("I", what))
 
     def str(self, what: str) -> str:
         raw = self.take(self.u32(what + " length"), what)
@@ -167,7 +168,7 @@ class _Reader:
         except UnicodeDecodeError as e:
             raise ProtocolError(f"{what}: not UTF-8 ({e})")
 
-    def count(self, what: str, item_min_size: int) -> int:
+    def count(self, what: builtins.str, item_min_size: int) -> int:
         n = self.u32(what + " count")
         # Checked before allocating anything: each item needs bytes.
         if n * item_min_size > len(self.data) - self.pos:

@@ -496,3 +496,15 @@ def test_fuzz(target, pb, pbus_tmp):
                        text=True, timeout=int(seconds) + 120)
     check(r.returncode == 0, f"{target}: {r.stderr[-2500:]}")
     check(re.search(r"Done \d+ runs", r.stderr), f"{target} did not run: {r.stderr[-500:]}")
+
+
+# --- Types ---------------------------------------------------------------------------------------
+
+def test_types_are_strict(pbus_tmp):
+    """The package's annotations hold: mypy --strict (python/pyproject.toml's
+    [tool.mypy]) finds nothing, so a program that uses parambus gets the
+    types its py.typed promises."""
+    r = subprocess.run([sys.executable, "-m", "mypy", "--config-file", os.path.join(TOP, "python", "pyproject.toml"),
+                        "--cache-dir", os.path.join(pbus_tmp, "mypy-cache"), os.path.join(TOP, "python", "parambus")],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0 and "Success" in r.stdout, f"mypy --strict: {(r.stdout + r.stderr)[-3000:]}")

@@ -96,14 +96,19 @@ static const char usage[] =
 	"  -h, --help                this text\n"
 	"  -V, --version             the version\n"
 	"\n"
-	"Example:\n"
+	"Examples:\n"
 	"  pbus-gen --fleet /etc/parambus/psu.fleet examples/psu/psu.fdepl\n"
-	"  pbus-bridge --instance psu --broker mqtt.plant.example:8883 --tls-ca /etc/ssl/plant-ca.pem \\\n"
-	"              --username psu-7 --password-file /etc/parambus/psu.mqtt-password\n"
+	"      the fleet file: what is published, with which deadbands and rates\n"
+	"  pbus-bridge -i psu --broker mqtt.plant.example:8883 --tls-ca plant-ca.pem\n"
+	"      publish psu over TLS (add --username and --password-file to log in)\n"
+	"  pbus-bridge -i psu --broker localhost --mode sparkplug --group plant1\n"
+	"      as a Sparkplug B edge node of group plant1\n"
 	"\n"
 	"Exit status: 0 after SIGTERM/SIGINT, 1 on an error at start (bad fleet\n"
 	"file, bad option), 2 on a usage error. The broker and pbusd may come and\n"
-	"go: the bridge reconnects to both by itself.\n";
+	"go: the bridge reconnects to both by itself.\n"
+	"\n"
+	"Full documentation: man 8 pbus-bridge\n";
 
 /* One published or commanded parameter: its fleet entry, its view for the
  * mode, and its latest value. */

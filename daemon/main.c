@@ -82,8 +82,16 @@ static const char usage[] =
 	"  -h, --help             show this help\n"
 	"  -V, --version          show the version\n"
 	"\n"
+	"Examples:\n"
+	"  pbusd -s psu.pbs -i psu1          serve psu1 (schema made by pbus-gen)\n"
+	"  pbusd -s psu.pbs -i psu1 --group instrument --log-level debug\n"
+	"                                    members of 'instrument' may write\n"
+	"  systemctl start pbusd@psu1        the same as a service (docs/service.md)\n"
+	"\n"
 	"Exit status: 0 after a clean shutdown, 1 on an error (bad schema, instance\n"
-	"already served, ...), 2 on a usage error.\n";
+	"already served, ...), 2 on a usage error.\n"
+	"\n"
+	"Full documentation: man 8 pbusd\n";
 
 /* A schema of 65535 parameters with long descriptions stays well below. */
 #define SCHEMA_FILE_MAX (64u << 20)

@@ -58,7 +58,15 @@ static const char usage[] =
 	"\n"
 	"Exit status: 0 after SIGTERM/SIGINT or a good --check, 1 on an error (bad\n"
 	"binding, no such instance, schema mismatch), 2 on a usage error, 3 when\n"
-	"the instance went away (pbusd stopped).\n";
+	"the instance went away (pbusd stopped).\n"
+	"\n"
+	"Examples:\n"
+	"  pbus-hwd --check -s psu-hw.pbs -i psu1   list the bindings of psu1, touch\n"
+	"                                           no device\n"
+	"  pbus-hwd -s psu-hw.pbs -i psu1 -l debug  run them by hand (pbusd starts\n"
+	"                                           pbus-hwd itself otherwise)\n"
+	"\n"
+	"Full documentation: man 8 pbus-hwd\n";
 
 #define MAINTENANCE_NS 1000000000LL
 /* A report that found the pipe full is tried again this soon. */

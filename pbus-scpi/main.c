@@ -73,13 +73,17 @@ static const char usage[] =
 	"\n"
 	"Examples:\n"
 	"  pbus-scpi --instance psu --tree build/dev/examples/psu/psu.scpi\n"
-	"  pbus-scpi --instance psu --listen 0.0.0.0:5025 --max-clients 4 --idle-timeout 600\n"
+	"      serve psu's tree on 127.0.0.1, port 5025 and HiSLIP 4880\n"
+	"  pbus-scpi -i psu -L 0.0.0.0:5025 --max-clients 4 --idle-timeout 600\n"
+	"      on the network, 4 clients at most, silent ones closed after 10 min\n"
 	"  printf '*IDN?\\nSOUR:VOLT 1500 mV;VOLT?\\n' | nc -q1 127.0.0.1 5025\n"
-	"  python3 -c \"import pyvisa; print(pyvisa.ResourceManager('@py')\n"
-	"      .open_resource('TCPIP::127.0.0.1::hislip0::INSTR').query('*IDN?'))\"\n"
+	"      two program messages by hand; from VISA the resource is\n"
+	"      TCPIP::127.0.0.1::hislip0::INSTR (pyvisa-py: docs/scpi.md)\n"
 	"\n"
 	"Exit status: 0 after SIGTERM/SIGINT, 1 on an error (no tree, no pbusd,\n"
-	"schema mismatch, address in use), 2 on a usage error.\n";
+	"schema mismatch, address in use), 2 on a usage error.\n"
+	"\n"
+	"Full documentation: man 8 pbus-scpi\n";
 
 struct daemon;
 

@@ -71,14 +71,17 @@ static const char usage[] =
 	"  -V, --version            show the version\n"
 	"\n"
 	"Examples:\n"
-	"  pbus-web -i psu                       the panel of instance psu on\n"
-	"                                        http://127.0.0.1:8080/, read-only\n"
-	"  printf '%s' \"$PW\" | pbus-web --hash-password   a hash for a users line\n"
-	"  pbus-web -i psu -L 0.0.0.0:443 -u /etc/parambus/web-users \\\n"
-	"      --tls-cert /etc/ssl/panel.pem --tls-key /etc/ssl/panel.key --read-access login\n"
+	"  pbus-web -i psu\n"
+	"      the panel of instance psu on http://127.0.0.1:8080/, read-only\n"
+	"  printf '%s' \"$PW\" | pbus-web --hash-password\n"
+	"      a password's hash for a line of the users file\n"
+	"  pbus-web -i psu -L 0.0.0.0:443 -u /etc/parambus/web-users --tls-cert panel.pem --tls-key panel.key\n"
+	"      HTTPS on the network; writes for the users of the file who log in\n"
 	"\n"
 	"Exit status: 0 after SIGTERM or SIGINT, 1 on an error at start (users\n"
-	"file, certificate, address in use), 2 on a usage error.\n";
+	"file, certificate, address in use), 2 on a usage error.\n"
+	"\n"
+	"Full documentation: man 8 pbus-web\n";
 
 static volatile sig_atomic_t stopping;
 static struct lws_context *the_context;

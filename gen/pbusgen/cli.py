@@ -33,29 +33,42 @@ declaration order; struct attributes are flattened to `attr.field` leaves.
 Outputs are written only when their content changed, parent directories are
 created, and output is deterministic (no dates, no absolute paths).
 
-exit status:
+Exit status:
   0  success
   1  an error in the input, printed as `file:line:column: error: ...`
   2  a usage error (bad option)
 
-example:
-  pbus-gen --schema build/psu.pbs --c-header build/psu.h --c-source build/psu.c \\
-           --prefix psu examples/psu/psu.fdepl
-  pbus-gen --scpi build/psu.scpi --scpi-reference docs/scpi-psu.md \\
-           examples/psu/psu.fdepl
-  pbus-gen --fleet build/psu.fleet examples/psu/psu.fdepl
-  pbus-gen --java build/gen-java examples/psu/psu.fdepl
-           (writes build/gen-java/com/example/psu/PowerSupply.java)
+Examples:
+  pbus-gen --schema psu.pbs --c-header psu.h --c-source psu.c --prefix psu psu.fdepl
+      the schema for pbusd and the C bindings (psu_get_voltage_setpoint(), ...)
+  pbus-gen --scpi psu.scpi --scpi-reference scpi-psu.md psu.fdepl
+      pbus-scpi's command tree and its reference for the instrument's manual
+  pbus-gen --java gen-java psu.fdepl
+      writes gen-java/com/example/psu/PowerSupply.java
 
-docs: docs/generator.md, docs/deployment-spec.md, docs/schema-format.md, docs/scpi.md,
-      docs/fleet.md
+Guides in docs/: generator.md, deployment-spec.md, schema-format.md, scpi.md,
+fleet.md
+
+Full documentation: man 1 pbus-gen
 """
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help with the project's headings ("Usage:", "Options:"),
+    the shape every parambus program's --help has and help2man reads into
+    the man page (man/make-pages)."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):  # type: ignore[no-untyped-def]
+        super().add_usage(usage, actions, groups, "Usage: ")
+
+    def start_section(self, heading):  # type: ignore[no-untyped-def]
+        super().start_section(heading[:1].upper() + heading[1:] if heading else heading)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="pbus-gen", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        prog="pbus-gen", usage="%(prog)s [OPTIONS] FILE", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=_HelpFormatter)
     p.add_argument("file", metavar="FILE",
                    help="the deployment (.fdepl) or interface (.fidl) to compile")
     p.add_argument("--schema", metavar="OUT.pbs",

@@ -22,7 +22,8 @@ def test_help_documents_every_option():
     r = run_module(["--help"], ROOT)
     assert r.returncode == 0
     for word in ("--schema", "--c-header", "--c-source", "--prefix", "--interface",
-                 "-I DIR", "--check", "--version", "exit status", ".fdepl", ".fidl"):
+                 "-I DIR", "--check", "--version", "Exit status", ".fdepl", ".fidl", "Examples:",
+                 "man 1 pbus-gen"):
         assert word in r.stdout, word
 
 

@@ -12,7 +12,7 @@ PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
 
 .PHONY: all deps venv build build-asan build-tsan demo demo-hw calculator java java-demo test test-quick bench bench-quick \
-        install format clean help
+        install package format clean help
 
 all: build
 
@@ -27,6 +27,7 @@ help:
 	@echo "make java         build the Java binding's jar (java/, needs a JDK 22+; $(BUILD)/java)"
 	@echo "make java-demo    the demo power supply watched and switched from Java (examples/psu/java/)"
 	@echo "make install PREFIX=DIR   install libraries, headers, package files, tools and the jar"
+	@echo "make package      the .deb of it all (CPack), into $(BUILD)/package/"
 	@echo "make format       apply .clang-format to the C sources"
 
 deps:
@@ -113,15 +114,15 @@ java:
 java-demo: build java
 	@examples/psu/java/run $(BUILD)/dev $(JAVA_JAR) --seconds 20
 
-# The jar goes to PREFIX/share/java (Debian's place for jars), as
-# parambus-VERSION.jar and parambus.jar.
+# CMake's install rules do it all (the top CMakeLists.txt): pbus-gen and
+# its package, the jar to PREFIX/share/java (Debian's place for jars) as
+# parambus-VERSION.jar and parambus.jar, the Python package, the units.
 install: build java
 	cmake --install $(BUILD)/dev --prefix $(abspath $(PREFIX))
-	$(PYTHON) -m pip install -q --disable-pip-version-check --upgrade \
-	    --target $(abspath $(PREFIX))/lib/parambus/python ./gen
-	install -D -m 755 scripts/pbus-gen.in $(abspath $(PREFIX))/bin/pbus-gen
-	install -D -m 644 $(JAVA_JAR) $(abspath $(PREFIX))/share/java/$(notdir $(JAVA_JAR))
-	ln -sf $(notdir $(JAVA_JAR)) $(abspath $(PREFIX))/share/java/parambus.jar
+
+# The Debian package of the same (CPack), into $(BUILD)/package/.
+package: build java
+	cmake --build $(BUILD)/dev --target package
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

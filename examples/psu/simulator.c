@@ -307,8 +307,8 @@ static int fill_identity(struct psu *psu, const char *instance)
 	const char *firmware = "1.0.0";
 
 	snprintf(serial, sizeof(serial), "SIM-%.27s", instance);
-	return pbus_param_set_string(psu_param(psu, PSU_IDENTITY_SERIAL), serial) < 0 ||
-			       pbus_param_set_string(psu_param(psu, PSU_IDENTITY_FIRMWARE), firmware) < 0
+	return psu_publish_identity_serial(psu, serial) < 0 ||
+			       psu_publish_identity_firmware(psu, firmware) < 0
 		       ? -EIO
 		       : 0;
 }
@@ -359,8 +359,10 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	r = psu_open(argv[1], PBUS_OPEN_PROVIDER, &psu);
 	if (r < 0) {
+		char why[512];
+
 		fprintf(stderr, "psu-sim: instance '%s': %s\n", argv[1],
-			r == -EPROTO ? "built from another schema than psu.pbs" : pbus_strerror(r));
+			psu_describe_open_error(argv[1], r, why, sizeof(why)));
 		return 1;
 	}
 	if (start(psu, argv[1], &measurements) < 0)

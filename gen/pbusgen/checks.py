@@ -184,13 +184,16 @@ def check(model: Model) -> None:
 
     c = model.c
     for ident in (c.schema_hash, c.param_count, c.schema_text, c.schema_length,
-                  c.guard, c.index_enum, c.handle, c.open, c.close, c.table, c.param):
+                  c.guard, c.index_enum, c.handle, c.open, c.close, c.table, c.param,
+                  c.describe_open_error):
         claim(ident, "the generated code", model.interface.loc)
     for p in model.parameters:
         claim(p.c_index, f"parameter '{p.name}'", p.loc)
         claim(p.c_getter, f"parameter '{p.name}'", p.loc)
         if p.c_setter:
             claim(p.c_setter, f"parameter '{p.name}'", p.loc)
+        if p.c_publisher:
+            claim(p.c_publisher, f"parameter '{p.name}'", p.loc)
         if p.c_capacity:
             claim(p.c_capacity, f"parameter '{p.name}'", p.loc)
     for e in model.enums:

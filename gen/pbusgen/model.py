@@ -406,6 +406,7 @@ class Parameter:
     c_index: str = ""               # "PSU_LIMITS_VOLTAGE"
     c_getter: str = ""              # "psu_get_limits_voltage"
     c_setter: str = ""              # "psu_set_limits_voltage" ("" if readonly)
+    c_publisher: str = ""           # "psu_publish_measured_voltage" (readonly only)
     c_capacity: str = ""            # "PSU_STATUS_TEXT_MAX_SIZE" (strings, bytes),
                                     # "PSU_X_MAX_COUNT" (arrays), else ""
     # Java identifiers (members of the generated class)
@@ -445,6 +446,7 @@ class CNames:
     close: str                      # "psu_close"
     table: str                      # "psu_table"
     param: str                      # "psu_param"
+    describe_open_error: str        # "psu_describe_open_error"
 
 
 @dataclass(eq=False)

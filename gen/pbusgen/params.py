@@ -256,7 +256,8 @@ def _c_names(prefix: str) -> CNames:
                   schema_length=f"{prefix}_schema_length",
                   index_enum=f"{prefix}_param_index", handle=prefix,
                   open=f"{prefix}_open", close=f"{prefix}_close",
-                  table=f"{prefix}_table", param=f"{prefix}_param")
+                  table=f"{prefix}_table", param=f"{prefix}_param",
+                  describe_open_error=f"{prefix}_describe_open_error")
 
 
 def build_model(resolver: Resolver, sources: Sources, interface_fqn: Optional[str],
@@ -279,6 +280,9 @@ def build_model(resolver: Resolver, sources: Sources, interface_fqn: Optional[st
         p.c_index = f"{c.upper}_{p.c_name.upper()}"
         p.c_getter = f"{c.prefix}_get_{p.c_name}"
         p.c_setter = "" if p.readonly else f"{c.prefix}_set_{p.c_name}"
+        # A read-only parameter is written by the instrument's own code
+        # (PBUS_OPEN_PROVIDER): its typed setter says so by its name.
+        p.c_publisher = f"{c.prefix}_publish_{p.c_name}" if p.readonly else ""
         if p.is_array:
             p.c_capacity = f"{p.c_index}_MAX_COUNT"
         elif p.size is not None:

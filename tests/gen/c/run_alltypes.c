@@ -7,6 +7,7 @@
  * outside a case: each failure is a FAIL line of its own).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,6 +84,20 @@ int main(void)
 	CHECK(all_types_get_values(t, values, 8, &n) >= 0 && n == 2 && values[1] == 8);
 	CHECK(all_types_set_blob(t, "\x01\x02", 2) == 0);
 	CHECK(all_types_get_blob(t, blob, sizeof(blob), &n) >= 0 && n == 2 && blob[1] == 2);
+	/* a read-only parameter: published by the provider, typed and checked */
+	CHECK(all_types_publish_uptime(t, 42) == 0);
+	{
+		uint32_t up = 0;
+
+		CHECK(all_types_get_uptime(t, &up) == PBUS_STATUS_OK && up == 42);
+	}
+	{
+		struct all_types *writer = NULL;
+
+		CHECK(all_types_open(name, PBUS_OPEN_WRITE, &writer) == 0);
+		CHECK(writer != NULL && all_types_publish_uptime(writer, 7) == -EACCES);
+		all_types_close(writer);
+	}
 	CHECK(all_types_param(t, ALL_TYPES_UPTIME) != NULL);
 	CHECK(all_types_param(t, ALL_TYPES_PARAM_COUNT) == NULL);
 
@@ -101,6 +116,20 @@ int main(void)
 		CHECK(pbus_instance_publish(owner) == 0);
 		CHECK(all_types_open(name, PBUS_OPEN_READ, &wrong) == -EMEDIUMTYPE && wrong == NULL);
 		CHECK(strstr(pbus_strerror(-EMEDIUMTYPE), "made from another schema (regenerate the bindings") != NULL);
+		/* and the generated description names both schemas */
+		{
+			char why[512], head[160], tail[96];
+
+			all_types_describe_open_error(name, -EMEDIUMTYPE, why, sizeof(why));
+			snprintf(head, sizeof(head), "made from another schema: org.example.Other 1.0 (schema hash %016" PRIx64 ", 1 parameters), these bindings from org.example.alltypes.AllTypes ", pbus_schema_hash(schema));
+			snprintf(tail, sizeof(tail), "(schema hash %016" PRIx64 ", %u parameters): regenerate", ALL_TYPES_SCHEMA_HASH, (unsigned)ALL_TYPES_PARAM_COUNT);
+			CHECK(strncmp(why, head, strlen(head)) == 0);
+			CHECK(strstr(why, tail) != NULL);
+			if (strncmp(why, head, strlen(head)) != 0 || strstr(why, tail) == NULL)
+				fprintf(stderr, "got: %s\n", why);
+			CHECK(strcmp(all_types_describe_open_error(name, -ENOENT, why, sizeof(why)),
+				     pbus_strerror(-ENOENT)) == 0);
+		}
 		pbus_instance_remove(owner);
 		pbus_schema_free(schema);
 	}

@@ -6,6 +6,8 @@
 #include "alltypes.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* One literal per schema line; a long schema exceeds the length ISO C
@@ -98,12 +100,43 @@ fail:
 	return r;
 }
 
+const char *all_types_describe_open_error(const char *instance, int error, char *buf, size_t size)
+{
+	struct pbus_table *table;
+	const char *itf;
+	unsigned major = 0, minor = 0;
+
+	if (buf == NULL || size == 0)
+		return "";
+	if (error != -EMEDIUMTYPE || instance == NULL ||
+	    pbus_table_open(instance, PBUS_OPEN_READ, &table) < 0) {
+		snprintf(buf, size, "%s", pbus_strerror(error));
+		return buf;
+	}
+	itf = pbus_table_interface(table, &major, &minor);
+	snprintf(buf, size,
+		 "made from another schema: %s %u.%u (schema hash %016" PRIx64 ", %" PRIu32
+		 " parameters), these bindings from org.example.alltypes.AllTypes 3.7 (schema hash %016" PRIx64
+		 ", %u parameters): regenerate them with pbus-gen, or open the right instance",
+		 itf != NULL ? itf : "?", major, minor, pbus_table_schema_hash(table),
+		 pbus_table_param_count(table), ALL_TYPES_SCHEMA_HASH, (unsigned)ALL_TYPES_PARAM_COUNT);
+	pbus_table_close(table);
+	return buf;
+}
+
 void all_types_close(struct all_types *handle)
 {
 	if (handle == NULL)
 		return;
 	pbus_table_close(handle->table);
 	free(handle);
+}
+
+int all_types_publish_uptime(const struct all_types *handle, uint32_t value)
+{
+	if (handle == NULL)
+		return -EINVAL;
+	return pbus_param_set_uint32(&handle->params[ALL_TYPES_UPTIME], value);
 }
 
 int all_types_set_b(const struct all_types *handle, bool value)

@@ -7,6 +7,9 @@
  * getters and setters below then reach each parameter by its index, without
  * a lookup. Getters are inline and lock-free and return the value's status
  * (enum pbus_status, >= 0) or -errno; setters return 0 or -errno.
+ * Read-only parameters (measurements, identity, state) have no _set_ but a
+ * _publish_ function: the instrument's own code writes them through a
+ * handle opened with PBUS_OPEN_PROVIDER (-EACCES through any other).
  *
  * Threads: as for a struct pbus_table, every function here may be called
  * from any number of threads at once on the same struct all_types, except
@@ -103,6 +106,17 @@ struct all_types {
  */
 int all_types_open(const char *instance, unsigned flags, struct all_types **ret);
 
+/*
+ * Why all_types_open(@instance) failed with @error, in one line into @buf (at
+ * most @size bytes, NUL-terminated, truncated if need be), for a message:
+ * for -EMEDIUMTYPE it names both schemas ("made from another schema:
+ * org.example.Other 1.0 (schema hash ..., 3 parameters), these bindings
+ * from ..."), looking at the instance again; for any other error
+ * pbus_strerror(). The caller adds the instance's name.
+ * Returns @buf. Any thread.
+ */
+const char *all_types_describe_open_error(const char *instance, int error, char *buf, size_t size);
+
 /* Close the table and free. Accepts NULL. */
 void all_types_close(struct all_types *handle);
 
@@ -127,6 +141,8 @@ static inline int all_types_get_uptime(const struct all_types *handle, uint32_t 
 {
 	return pbus_param_get_uint32(&handle->params[ALL_TYPES_UPTIME], ret);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int all_types_publish_uptime(const struct all_types *handle, uint32_t value);
 
 /* b: bool, setting */
 static inline int all_types_get_b(const struct all_types *handle, bool *ret)

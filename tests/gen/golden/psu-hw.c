@@ -6,6 +6,8 @@
 #include "psu-hw.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* One literal per schema line; a long schema exceeds the length ISO C
@@ -93,12 +95,64 @@ fail:
 	return r;
 }
 
+const char *psu_describe_open_error(const char *instance, int error, char *buf, size_t size)
+{
+	struct pbus_table *table;
+	const char *itf;
+	unsigned major = 0, minor = 0;
+
+	if (buf == NULL || size == 0)
+		return "";
+	if (error != -EMEDIUMTYPE || instance == NULL ||
+	    pbus_table_open(instance, PBUS_OPEN_READ, &table) < 0) {
+		snprintf(buf, size, "%s", pbus_strerror(error));
+		return buf;
+	}
+	itf = pbus_table_interface(table, &major, &minor);
+	snprintf(buf, size,
+		 "made from another schema: %s %u.%u (schema hash %016" PRIx64 ", %" PRIu32
+		 " parameters), these bindings from com.example.psu.PowerSupply 1.0 (schema hash %016" PRIx64
+		 ", %u parameters): regenerate them with pbus-gen, or open the right instance",
+		 itf != NULL ? itf : "?", major, minor, pbus_table_schema_hash(table),
+		 pbus_table_param_count(table), PSU_SCHEMA_HASH, (unsigned)PSU_PARAM_COUNT);
+	pbus_table_close(table);
+	return buf;
+}
+
 void psu_close(struct psu *handle)
 {
 	if (handle == NULL)
 		return;
 	pbus_table_close(handle->table);
 	free(handle);
+}
+
+int psu_publish_identity_manufacturer(const struct psu *handle, const char *value)
+{
+	if (handle == NULL || value == NULL)
+		return -EINVAL;
+	return pbus_param_set_string(&handle->params[PSU_IDENTITY_MANUFACTURER], value);
+}
+
+int psu_publish_identity_model(const struct psu *handle, const char *value)
+{
+	if (handle == NULL || value == NULL)
+		return -EINVAL;
+	return pbus_param_set_string(&handle->params[PSU_IDENTITY_MODEL], value);
+}
+
+int psu_publish_identity_serial(const struct psu *handle, const char *value)
+{
+	if (handle == NULL || value == NULL)
+		return -EINVAL;
+	return pbus_param_set_string(&handle->params[PSU_IDENTITY_SERIAL], value);
+}
+
+int psu_publish_identity_firmware(const struct psu *handle, const char *value)
+{
+	if (handle == NULL || value == NULL)
+		return -EINVAL;
+	return pbus_param_set_string(&handle->params[PSU_IDENTITY_FIRMWARE], value);
 }
 
 int psu_set_voltage_setpoint(const struct psu *handle, double value)
@@ -148,4 +202,53 @@ int psu_set_fan_duty(const struct psu *handle, float value)
 	if (handle == NULL)
 		return -EINVAL;
 	return pbus_param_set_float(&handle->params[PSU_FAN_DUTY], value);
+}
+
+int psu_publish_output_state(const struct psu *handle, enum psu_output_state value)
+{
+	if (handle == NULL)
+		return -EINVAL;
+	return pbus_param_set_enum(&handle->params[PSU_OUTPUT_STATE], (int32_t)value);
+}
+
+int psu_publish_trip_cause(const struct psu *handle, enum psu_trip_cause value)
+{
+	if (handle == NULL)
+		return -EINVAL;
+	return pbus_param_set_enum(&handle->params[PSU_TRIP_CAUSE], (int32_t)value);
+}
+
+int psu_publish_measured_voltage(const struct psu *handle, double value)
+{
+	if (handle == NULL)
+		return -EINVAL;
+	return pbus_param_set_double(&handle->params[PSU_MEASURED_VOLTAGE], value);
+}
+
+int psu_publish_measured_current(const struct psu *handle, double value)
+{
+	if (handle == NULL)
+		return -EINVAL;
+	return pbus_param_set_double(&handle->params[PSU_MEASURED_CURRENT], value);
+}
+
+int psu_publish_temperature(const struct psu *handle, float value)
+{
+	if (handle == NULL)
+		return -EINVAL;
+	return pbus_param_set_float(&handle->params[PSU_TEMPERATURE], value);
+}
+
+int psu_publish_interlock_open(const struct psu *handle, bool value)
+{
+	if (handle == NULL)
+		return -EINVAL;
+	return pbus_param_set_bool(&handle->params[PSU_INTERLOCK_OPEN], value);
+}
+
+int psu_publish_status_text(const struct psu *handle, const char *value)
+{
+	if (handle == NULL || value == NULL)
+		return -EINVAL;
+	return pbus_param_set_string(&handle->params[PSU_STATUS_TEXT], value);
 }

@@ -8,6 +8,9 @@
  * getters and setters below then reach each parameter by its index, without
  * a lookup. Getters are inline and lock-free and return the value's status
  * (enum pbus_status, >= 0) or -errno; setters return 0 or -errno.
+ * Read-only parameters (measurements, identity, state) have no _set_ but a
+ * _publish_ function: the instrument's own code writes them through a
+ * handle opened with PBUS_OPEN_PROVIDER (-EACCES through any other).
  *
  * Threads: as for a struct pbus_table, every function here may be called
  * from any number of threads at once on the same struct psu, except
@@ -101,6 +104,17 @@ struct psu {
  */
 int psu_open(const char *instance, unsigned flags, struct psu **ret);
 
+/*
+ * Why psu_open(@instance) failed with @error, in one line into @buf (at
+ * most @size bytes, NUL-terminated, truncated if need be), for a message:
+ * for -EMEDIUMTYPE it names both schemas ("made from another schema:
+ * org.example.Other 1.0 (schema hash ..., 3 parameters), these bindings
+ * from ..."), looking at the instance again; for any other error
+ * pbus_strerror(). The caller adds the instance's name.
+ * Returns @buf. Any thread.
+ */
+const char *psu_describe_open_error(const char *instance, int error, char *buf, size_t size);
+
 /* Close the table and free. Accepts NULL. */
 void psu_close(struct psu *handle);
 
@@ -125,24 +139,32 @@ static inline int psu_get_identity_manufacturer(const struct psu *handle, char *
 {
 	return pbus_param_get_string(&handle->params[PSU_IDENTITY_MANUFACTURER], buf, size);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_identity_manufacturer(const struct psu *handle, const char *value);
 
 /* identity.model: string, at most 32 bytes, readonly, constant. Model name. */
 static inline int psu_get_identity_model(const struct psu *handle, char *buf, size_t size)
 {
 	return pbus_param_get_string(&handle->params[PSU_IDENTITY_MODEL], buf, size);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_identity_model(const struct psu *handle, const char *value);
 
 /* identity.serial: string, at most 32 bytes, readonly, constant. Serial number. */
 static inline int psu_get_identity_serial(const struct psu *handle, char *buf, size_t size)
 {
 	return pbus_param_get_string(&handle->params[PSU_IDENTITY_SERIAL], buf, size);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_identity_serial(const struct psu *handle, const char *value);
 
 /* identity.firmware: string, at most 16 bytes, readonly, constant. Firmware version. */
 static inline int psu_get_identity_firmware(const struct psu *handle, char *buf, size_t size)
 {
 	return pbus_param_get_string(&handle->params[PSU_IDENTITY_FIRMWARE], buf, size);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_identity_firmware(const struct psu *handle, const char *value);
 
 /* voltage_setpoint: double, V, 0..30, persistent, setting. Output voltage setpoint. */
 static inline int psu_get_voltage_setpoint(const struct psu *handle, double *ret)
@@ -202,6 +224,8 @@ static inline int psu_get_output_state(const struct psu *handle, enum psu_output
 		*ret = (enum psu_output_state)value;
 	return r;
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_output_state(const struct psu *handle, enum psu_output_state value);
 
 /* trip_cause: enum com.example.psu.PsuTypes.TripCause, readonly, rare. Why the output last tripped. */
 static inline int psu_get_trip_cause(const struct psu *handle, enum psu_trip_cause *ret)
@@ -212,36 +236,48 @@ static inline int psu_get_trip_cause(const struct psu *handle, enum psu_trip_cau
 		*ret = (enum psu_trip_cause)value;
 	return r;
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_trip_cause(const struct psu *handle, enum psu_trip_cause value);
 
 /* measured_voltage: double, V, readonly, live. Measured output voltage. */
 static inline int psu_get_measured_voltage(const struct psu *handle, double *ret)
 {
 	return pbus_param_get_double(&handle->params[PSU_MEASURED_VOLTAGE], ret);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_measured_voltage(const struct psu *handle, double value);
 
 /* measured_current: double, A, readonly, live. Measured output current. */
 static inline int psu_get_measured_current(const struct psu *handle, double *ret)
 {
 	return pbus_param_get_double(&handle->params[PSU_MEASURED_CURRENT], ret);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_measured_current(const struct psu *handle, double value);
 
 /* temperature: float, degC, -40..150, readonly, live. Heat-sink temperature. */
 static inline int psu_get_temperature(const struct psu *handle, float *ret)
 {
 	return pbus_param_get_float(&handle->params[PSU_TEMPERATURE], ret);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_temperature(const struct psu *handle, float value);
 
 /* interlock_open: bool, readonly, rare. The rear-panel safety interlock is open. */
 static inline int psu_get_interlock_open(const struct psu *handle, bool *ret)
 {
 	return pbus_param_get_bool(&handle->params[PSU_INTERLOCK_OPEN], ret);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_interlock_open(const struct psu *handle, bool value);
 
 /* status_text: string, at most 128 bytes, readonly, nosubscriptions, rare. Latest status or alarm message, empty when all is well. */
 static inline int psu_get_status_text(const struct psu *handle, char *buf, size_t size)
 {
 	return pbus_param_get_string(&handle->params[PSU_STATUS_TEXT], buf, size);
 }
+/* Provider only (PBUS_OPEN_PROVIDER): */
+int psu_publish_status_text(const struct psu *handle, const char *value);
 
 #ifdef __cplusplus
 }

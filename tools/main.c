@@ -70,7 +70,7 @@ static int run_help(int argc, char **argv)
 		tool_error("help: expected one command name");
 		return TOOL_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		printf("Usage: pbus help [COMMAND]\n\nShow the help of COMMAND, or of pbus.\n"
 		       "\nExamples:\n  pbus help\n  pbus help get\n\nSee pbus(1).\n");
 		return TOOL_EXIT_OK;

@@ -65,7 +65,7 @@ def test_help_examples_and_man_page(ctx, command):
     if command and command != ("help",):
         check("Options:" in lines, f"{command}: no Options: section: {r.out}")
         options = lines[lines.index("Options:") + 1:]
-        check(options and options[0].startswith("  -"), f"{command}: Options: {options[:2]}")
+        check(options and re.match(r"  +-", options[0]), f"{command}: Options: {options[:2]}")
     check("Examples:" in lines, f"{command}: no Examples: block: {r.out}")
     examples = []
     for line in lines[lines.index("Examples:") + 1:]:
@@ -314,3 +314,58 @@ def test_set_wait_saved_has_no_letter(ctx):
     ctx.ok("set", "-w", "5", "trim=2")
     ctx.ok("set", "--direct", "--wait-saved", "-w", "5", "ramp_ms=120")
     check(ctx.get("trim") == "2" and ctx.get("ramp_ms") == "120", "set -w 5")
+
+
+# --- gpio and i2c: the command lines (the devices: tests/kernel test-tools) ---
+
+@pytest.mark.parametrize("args,pattern", [
+    (["gpio", "get", "--drive", "open-drain", "c", "1"], r"pbus: gpio get: --drive applies only to gpio set .*"),
+    (["gpio", "monitor", "--toggle", "100", "c", "1"], r"pbus: gpio monitor: --toggle applies only to gpio set .*"),
+    (["gpio", "get", "-w", "1", "c", "1"], r"pbus: gpio get: --timeout applies only to gpio monitor .*"),
+    (["gpio", "detect", "--bias", "pull-up"], r"pbus: gpio detect: --bias applies only to gpio get, set and monitor .*"),
+    (["gpio", "info", "-l"], r"pbus: gpio info: --active-low applies only to gpio get, set and monitor .*"),
+    (["gpio", "set", "--hold-ms", "1", "--edge", "both", "c", "1=1"], r"pbus: gpio set: --edge applies only to gpio monitor .*"),
+    (["gpio", "get", "--bias", "sideways", "c", "1"],
+     r"pbus: gpio get: --bias: expected pull-up, pull-down, disabled or as-is, not 'sideways' .*"),
+    (["gpio", "set", "--drive", "open", "c", "1=1"],
+     r"pbus: gpio set: --drive: expected push-pull, open-drain or open-source, not 'open' .*"),
+    (["gpio", "set", "--toggle", "0,100", "c", "1=1"], r"pbus: gpio set: --toggle: not a list of periods .*'0,100'.*"),
+    (["gpio", "set", "--toggle", "10x", "c", "1=1"], r"pbus: gpio set: --toggle: not a list of periods .*"),
+    (["gpio", "set", "--toggle", "0", "c", "1=1"], r"pbus: gpio set: --toggle: not a list of periods .*"),
+    (["gpio", "monitor", "-w", "0", "c", "1"], r"pbus: gpio monitor: -w wants seconds above 0, not '0' .*"),
+    (["i2c", "detect", "--word", "1"], r"pbus: i2c detect: --word applies only to i2c get, set and dump .*"),
+    (["i2c", "get", "-y", "1", "0x50", "0"], r"pbus: i2c get: --yes applies only to i2c detect .*"),
+    (["i2c", "transfer", "--range", "0-1", "1", "r1@0x50"], r"pbus: i2c transfer: --range applies only to i2c dump .*"),
+    (["i2c", "dump", "1"], r"pbus: i2c dump: expected BUS ADDR .*"),
+    (["i2c", "transfer", "1"], r"pbus: i2c transfer: expected BUS MSG\.\.\. .*"),
+])
+def test_hardware_option_refusals(ctx, args, pattern):
+    one_line_error(ctx.run(*args, instance=False), 2, pattern)
+
+
+@pytest.mark.parametrize("args,pattern", [
+    (["x1@0x50"], r"pbus: i2c transfer 99: not a message \{r\|w\}LENGTH\[@ADDR\]: 'x1@0x50'"),
+    (["r1"], r"pbus: i2c transfer 99: 'r1': the first message needs an address \(r1@0x50\)"),
+    (["r0@0x50"], r"pbus: i2c transfer 99: 'r0@0x50': not a length 1-8192"),
+    (["r8193@0x50"], r"pbus: i2c transfer 99: 'r8193@0x50': not a length 1-8192"),
+    (["r1@0x78"], r"pbus: i2c transfer 99: address 0x78 out of range \(0x03-0x77\)"),
+    (["w2@0x50", "0x00"], r"pbus: i2c transfer 99: 'w2@0x50' has 1 of its 2 bytes"),
+    (["w1@0x50", "0x100"], r"pbus: i2c transfer 99: '0x100': not a byte 0x00-0xff .*"),
+    (["w1@0x50", "0x10*"], r"pbus: i2c transfer 99: '0x10\*': not a byte 0x00-0xff .*"),
+    (["w1@0x50", "1", "2"], r"pbus: i2c transfer 99: not a message \{r\|w\}LENGTH\[@ADDR\]: '2'"),
+    (["r1@0x50"] * 43, r"pbus: i2c transfer 99: more than 42 messages"),
+])
+def test_i2c_transfer_syntax(ctx, args, pattern):
+    """Checked before the bus is opened (bus 99 is not there)."""
+    one_line_error(ctx.run("i2c", "transfer", "99", *args, instance=False), 1, pattern)
+    # The same messages well formed reach the bus: no bus 99.
+    one_line_error(ctx.run("i2c", "transfer", "99", "w2@0x50", "0x00", "0x01+", "r4", instance=False), 3,
+                   r"pbus: i2c transfer 99: no bus /dev/i2c-99 \(is i2c-dev loaded\?\)")
+
+
+def test_i2c_dump_range_syntax(ctx):
+    for bad in ("0x10", "0x20-0x10", "0-0x100", "a-b"):
+        one_line_error(ctx.run("i2c", "dump", "99", "0x50", "-r", bad, instance=False), 1,
+                       re.escape(f"pbus: i2c dump 99 0x50: -r: not a range FIRST-LAST of registers 0x00-0xff: '{bad}'"))
+    one_line_error(ctx.run("i2c", "dump", "99", "0x50", "-r", "0x10-0x1f", instance=False), 3,
+                   r"pbus: i2c dump 99 0x50: no bus /dev/i2c-99 .*")

@@ -17,6 +17,7 @@
 #include <parambus/hw/gpio.h>
 
 #include "format.h"
+#include "hw-parse.h"
 #include "tool.h"
 
 #define GPIO_FAMILY_HELP                                                              \
@@ -670,54 +671,6 @@ static int gpio_get(struct tool_context *context, int argc, char **argv)
 	return TOOL_EXIT_OK;
 }
 
-enum { GPIO_TOGGLE_PERIODS_MAX = 64 };
-#define GPIO_PERIOD_MAX_US (86400ULL * 1000000)
-
-/* "100,900", "500us", "1s": periods in µs into @periods; their number, or
- * -1 if malformed (a 0 only last: it ends the sequence). */
-static int gpio_parse_periods(const char *text, uint64_t *periods)
-{
-	int n = 0;
-
-	for (const char *p = text;; p++) {
-		unsigned long long v = 0, scale = 1000;
-		const char *start = p;
-
-		if (n == GPIO_TOGGLE_PERIODS_MAX)
-			return -1;
-		while (*p >= '0' && *p <= '9') {
-			v = v * 10 + (unsigned)(*p - '0');
-			if (v > GPIO_PERIOD_MAX_US)
-				return -1;
-			p++;
-		}
-		if (p == start)
-			return -1;
-		if (!strncmp(p, "us", 2)) {
-			scale = 1;
-			p += 2;
-		} else if (!strncmp(p, "ms", 2)) {
-			p += 2;
-		} else if (*p == 's') {
-			scale = 1000000;
-			p++;
-		}
-		if (v * scale > GPIO_PERIOD_MAX_US)
-			return -1;
-		periods[n++] = v * scale;
-		if (*p == 0)
-			break;
-		if (*p != ',')
-			return -1;
-	}
-	for (int i = 0; i + 1 < n; i++)
-		if (periods[i] == 0)
-			return -1;
-	if (n == 1 && periods[0] == 0)
-		return -1;
-	return n;
-}
-
 /* Sleep until CLOCK_MONOTONIC @until_ns or a stop signal; false if stopped. */
 static bool gpio_sleep_until(int64_t until_ns)
 {
@@ -739,7 +692,7 @@ static int gpio_set(struct tool_context *context, int argc, char **argv)
 	struct pbus_gpio_line_settings settings[PBUS_GPIO_REQUEST_LINES_MAX];
 	unsigned offsets[PBUS_GPIO_REQUEST_LINES_MAX];
 	int values[PBUS_GPIO_REQUEST_LINES_MAX];
-	uint64_t periods[GPIO_TOGGLE_PERIODS_MAX];
+	uint64_t periods[TOOL_GPIO_PERIODS_MAX];
 	struct pbus_gpio_request_config config = {.consumer = "pbus"};
 	struct gpio_options options = {0};
 	struct pbus_gpio_request *request;
@@ -760,7 +713,7 @@ static int gpio_set(struct tool_context *context, int argc, char **argv)
 	if (options.hold_ms && tool_parse_unsigned(options.hold_ms, 86400000ULL * 365, &hold_ms) < 0)
 		return tool_usage_error(&gpio_set_command, "--hold-ms: not a number of milliseconds: '%s'",
 					options.hold_ms);
-	if (options.toggle && (period_count = gpio_parse_periods(options.toggle, periods)) < 0)
+	if (options.toggle && (period_count = tool_gpio_parse_periods(options.toggle, periods)) < 0)
 		return tool_usage_error(&gpio_set_command, "--toggle: not a list of periods (100,900, "
 					"500us, 1s; a 0 only last): '%s'", options.toggle);
 	status = gpio_prepare(&gpio_set_command, argc - optind, argv + optind, true, &chip, offsets,

@@ -12,6 +12,7 @@
 
 #include <parambus/hw/i2c.h>
 
+#include "hw-parse.h"
 #include "tool.h"
 
 static int i2c_run(struct tool_context *context, int argc, char **argv);
@@ -427,23 +428,6 @@ static int i2c_set(struct tool_context *context, int argc, char **argv)
 	return i2c_get_set(context, argc, argv, true);
 }
 
-/* ADDR: hex or decimal, 0x03-0x77; prints the error (prefixed by @what). */
-static int i2c_parse_address(const char *what, const char *text, unsigned *ret)
-{
-	unsigned long long address;
-
-	if (tool_parse_hex_or_decimal(text, ~0UL, &address) < 0) {
-		tool_error("%s: not an address: '%s' (hex 0x.. or decimal)", what, text);
-		return -1;
-	}
-	if (address < 0x03 || address > 0x77) {
-		tool_error("%s: address %s out of range (0x03-0x77)", what, text);
-		return -1;
-	}
-	*ret = (unsigned)address;
-	return 0;
-}
-
 /* An error of a transfer to @address as one line; the exit status. */
 static int i2c_transfer_error(const char *what, unsigned address, int r)
 {
@@ -502,7 +486,7 @@ static int i2c_dump(struct tool_context *context, int argc, char **argv)
 			return TOOL_EXIT_FAILURE;
 		}
 	}
-	if (i2c_parse_address(what, argv[optind + 1], &address) < 0)
+	if (tool_i2c_parse_address(what, argv[optind + 1], &address) < 0)
 		return TOOL_EXIT_FAILURE;
 	status = i2c_open(what, argv[optind], &i2c);
 	if (status)
@@ -559,108 +543,9 @@ static int i2c_dump(struct tool_context *context, int argc, char **argv)
 
 /* ---- transfer ----------------------------------------------------------- */
 
-enum { I2C_TRANSFER_MESSAGES_MAX = 42 }; /* I2C_RDWR_IOCTL_MAX_MSGS */
-
-/*
- * The messages of i2ctransfer's syntax in @args (after BUS): each
- * {r|w}LENGTH[@ADDR], a write followed by LENGTH bytes (a byte may end in
- * '=', '+' or '-' to fill the rest of the message). Fills @messages with
- * buffers malloc'd (freed by the caller, also on failure) and *ret_count;
- * prints the error and returns an exit status, or -1 on success.
- */
-static int i2c_parse_messages(const char *what, int nargs, char **args,
-			      struct pbus_i2c_message *messages, size_t *ret_count)
-{
-	int address = -1;
-	size_t n = 0;
-
-	*ret_count = 0;
-	for (int i = 0; i < nargs;) {
-		const char *m = args[i], *at;
-		unsigned long long length;
-		struct pbus_i2c_message *msg;
-		char number[16];
-		size_t digits;
-
-		if (n == I2C_TRANSFER_MESSAGES_MAX) {
-			tool_error("%s: more than %d messages", what, I2C_TRANSFER_MESSAGES_MAX);
-			return TOOL_EXIT_FAILURE;
-		}
-		at = strchr(m, '@');
-		digits = at ? (size_t)(at - m - 1) : strlen(m + 1);
-		if ((m[0] != 'r' && m[0] != 'w') || digits == 0 || digits >= sizeof(number)) {
-			tool_error("%s: not a message {r|w}LENGTH[@ADDR]: '%s'", what, m);
-			return TOOL_EXIT_FAILURE;
-		}
-		memcpy(number, m + 1, digits);
-		number[digits] = 0;
-		if (tool_parse_unsigned(number, PBUS_I2C_MESSAGE_LENGTH_MAX, &length) < 0 || length == 0) {
-			tool_error("%s: '%s': not a length 1-%d", what, m, PBUS_I2C_MESSAGE_LENGTH_MAX);
-			return TOOL_EXIT_FAILURE;
-		}
-		if (at) {
-			unsigned a;
-
-			if (i2c_parse_address(what, at + 1, &a) < 0)
-				return TOOL_EXIT_FAILURE;
-			address = (int)a;
-		} else if (address < 0) {
-			tool_error("%s: '%s': the first message needs an address (%s@0x50)", what, m, m);
-			return TOOL_EXIT_FAILURE;
-		}
-		msg = &messages[n++];
-		*ret_count = n;
-		msg->address = (uint16_t)address;
-		msg->flags = m[0] == 'r' ? PBUS_I2C_MESSAGE_READ : 0;
-		msg->length = (uint16_t)length;
-		msg->buffer = calloc(length, 1);
-		if (!msg->buffer) {
-			tool_error("out of memory");
-			return TOOL_EXIT_FAILURE;
-		}
-		i++;
-		if (m[0] == 'r')
-			continue;
-		for (size_t k = 0; k < length;) {
-			unsigned long long byte;
-			char text[16], mode = 0;
-			size_t len;
-
-			if (i >= nargs) {
-				tool_error("%s: '%s' has %zu of its %llu bytes", what, m, k, length);
-				return TOOL_EXIT_FAILURE;
-			}
-			len = strlen(args[i]);
-			if (len && strchr("=+-", args[i][len - 1]))
-				mode = args[i][--len];
-			if (len >= sizeof(text) ||
-			    (memcpy(text, args[i], len), text[len] = 0,
-			     tool_parse_hex_or_decimal(text, 0xff, &byte) < 0)) {
-				tool_error("%s: '%s': not a byte 0x00-0xff (with '=', '+' or '-' to fill)",
-					   what, args[i]);
-				return TOOL_EXIT_FAILURE;
-			}
-			i++;
-			if (!mode) {
-				msg->buffer[k++] = (uint8_t)byte;
-				continue;
-			}
-			for (; k < length; k++) {
-				msg->buffer[k] = (uint8_t)byte;
-				byte += mode == '+' ? 1 : mode == '-' ? 0xff : 0;
-			}
-		}
-	}
-	if (n == 0) {
-		tool_error("%s: no message given", what);
-		return TOOL_EXIT_USAGE;
-	}
-	return -1;
-}
-
 static int i2c_transfer(struct tool_context *context, int argc, char **argv)
 {
-	struct pbus_i2c_message messages[I2C_TRANSFER_MESSAGES_MAX];
+	struct pbus_i2c_message messages[TOOL_I2C_MESSAGES_MAX];
 	struct i2c_options o;
 	struct pbus_i2c *i2c = NULL;
 	size_t count = 0;
@@ -674,7 +559,7 @@ static int i2c_transfer(struct tool_context *context, int argc, char **argv)
 		return tool_usage_error(&i2c_transfer_command, "expected BUS MSG...");
 	snprintf(what, sizeof(what), "i2c transfer %s", argv[optind]);
 	memset(messages, 0, sizeof(messages));
-	status = i2c_parse_messages(what, argc - optind - 1, argv + optind + 1, messages, &count);
+	status = tool_i2c_parse_messages(what, argc - optind - 1, argv + optind + 1, messages, &count);
 	if (status < 0)
 		status = i2c_open(what, argv[optind], &i2c);
 	if (status == TOOL_EXIT_OK) {

@@ -345,6 +345,8 @@ def test_hardware_option_refusals(ctx, args, pattern):
 
 @pytest.mark.parametrize("args,pattern", [
     (["x1@0x50"], r"pbus: i2c transfer 99: not a message \{r\|w\}LENGTH\[@ADDR\]: 'x1@0x50'"),
+    ([""], r"pbus: i2c transfer 99: not a message \{r\|w\}LENGTH\[@ADDR\]: ''"),  # found by fuzz-tools
+    (["@0x50"], r"pbus: i2c transfer 99: not a message \{r\|w\}LENGTH\[@ADDR\]: '@0x50'"),
     (["r1"], r"pbus: i2c transfer 99: 'r1': the first message needs an address \(r1@0x50\)"),
     (["r0@0x50"], r"pbus: i2c transfer 99: 'r0@0x50': not a length 1-8192"),
     (["r8193@0x50"], r"pbus: i2c transfer 99: 'r8193@0x50': not a length 1-8192"),

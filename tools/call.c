@@ -20,11 +20,13 @@
 #include <parambus/rpc-json.h>
 #include <parambus/rpc.h>
 
+#include "format.h"
 #include "tool.h"
 
 /* Exit statuses of call and listen beyond tool.h's (docs/cli.md). */
 #define CALL_EXIT_NO_METHOD 4 /* no such method or broadcast, or JSON that does not fit it */
-#define CALL_EXIT_NO_SERVER 5 /* no server registered for the address, or it did not answer */
+/* No server registered for the address: TOOL_EXIT_NO_INSTANCE (the
+ * instance's server is missing); no reply within -w: TOOL_EXIT_TIMEOUT. */
 
 static volatile sig_atomic_t stop;
 
@@ -136,19 +138,6 @@ static int session_open(struct session *s, struct tool_context *context, const c
 	return TOOL_EXIT_OK;
 }
 
-static int parse_seconds(const char *text, unsigned *ret_ms)
-{
-	char *end;
-	double v = strtod(text, &end);
-
-	if (end == text || *end || !(v > 0) || v > 86400)
-		return -EINVAL;
-	*ret_ms = (unsigned)(v * 1000 + 0.5);
-	if (*ret_ms == 0)
-		*ret_ms = 1;
-	return 0;
-}
-
 /* --- pbus call ------------------------------------------------------------ */
 
 static int run_call(struct tool_context *context, int argc, char **argv)
@@ -169,7 +158,7 @@ static int run_call(struct tool_context *context, int argc, char **argv)
 					  ":" TOOL_COMMON_SHORT_OPTIONS "w:p", options, &status))) {
 		switch (option) {
 		case 'w':
-			if (parse_seconds(optarg, &timeout_ms) < 0)
+			if (tool_parse_seconds(optarg, &timeout_ms) < 0)
 				return tool_usage_error(&tool_command_call, "-w wants seconds above 0, not '%s'",
 							optarg);
 			break;
@@ -206,11 +195,17 @@ static int run_call(struct tool_context *context, int argc, char **argv)
 		r = pbus_proxy_call(s.proxy, (unsigned)method, &call, (int)timeout_ms);
 	if (r < 0) {
 		const char *why = pbus_rpc_last_error();
+		char seconds[32];
 
-		tool_error("%s: %s", argv[optind + 1], *why ? why : pbus_strerror(r));
-		status = r == -ENOTCONN || r == -ETIMEDOUT ? CALL_EXIT_NO_SERVER
-			 : r == -ENOSYS			  ? CALL_EXIT_NO_METHOD
-							  : TOOL_EXIT_FAILURE;
+		tool_seconds_text(timeout_ms, seconds, sizeof(seconds));
+		if (r == -ETIMEDOUT)
+			tool_error("%s: no reply within %s", argv[optind + 1], seconds);
+		else
+			tool_error("%s: %s", argv[optind + 1], *why ? why : pbus_strerror(r));
+		status = r == -ETIMEDOUT   ? TOOL_EXIT_TIMEOUT
+			 : r == -ENOTCONN  ? TOOL_EXIT_NO_INSTANCE
+			 : r == -ENOSYS	   ? CALL_EXIT_NO_METHOD
+					   : TOOL_EXIT_FAILURE;
 	} else if (pbus_schema_method_fire_and_forget(s.schema, (uint32_t)method)) {
 		printf("{}\n");
 		status = TOOL_EXIT_OK;
@@ -251,13 +246,15 @@ const struct tool_command tool_command_call = {
 		"  -p, --pretty        print the reply indented over several lines\n"
 		"\n"
 		"Exit status: 0 the reply was printed, 1 the call failed or was refused\n"
-		"(the server's message is printed), 2 usage error, 3 no such instance or\n"
-		"pbusd gone, 4 no such method or JSON that does not fit its arguments,\n"
-		"5 no server registered, or no reply in time.\n"
+		"(the server's message is printed), 2 usage error, 3 no such instance,\n"
+		"pbusd gone or no server registered, 4 no such method or JSON that does\n"
+		"not fit its arguments, 5 no reply within -w.\n"
 		"\n"
-		"Example:\n"
+		"Examples:\n"
 		"  pbus call psu clear_trip\n"
-		"  pbus call rig basics '{\"b\": true, \"u64\": \"18446744073709551615\", ...}'\n",
+		"  pbus call -w 1 rig ping '{\"seq\": 41}'\n"
+		"  pbus call -p rig lookup '{\"key\": \"missing\"}'\n"
+		TOOL_HELP_SEE("pbus-call(1)"),
 	.run = run_call,
 };
 
@@ -283,7 +280,7 @@ static int run_listen(struct tool_context *context, int argc, char **argv)
 					  ":" TOOL_COMMON_SHORT_OPTIONS "w:c:p", options, &status))) {
 		switch (option) {
 		case 'w':
-			if (parse_seconds(optarg, &wait_ms) < 0)
+			if (tool_parse_seconds(optarg, &wait_ms) < 0)
 				return tool_usage_error(&tool_command_listen, "-w wants seconds above 0, not '%s'",
 							optarg);
 			break;
@@ -363,8 +360,15 @@ static int run_listen(struct tool_context *context, int argc, char **argv)
 			break;
 		}
 	}
-	if (status == TOOL_EXIT_OK && count && (unsigned long long)s.received < count && !stop)
-		status = CALL_EXIT_NO_SERVER; /* -w ran out before -c was reached */
+	if (status == TOOL_EXIT_OK && count && (unsigned long long)s.received < count && !stop) {
+		char seconds[32];
+
+		/* -w ran out before -c was reached. */
+		tool_seconds_text(wait_ms, seconds, sizeof(seconds));
+		tool_error("%s: timed out after %s with %ld of %llu broadcasts", s.address, seconds,
+			   (long)s.received, count);
+		status = TOOL_EXIT_TIMEOUT;
+	}
 out:
 	session_close(&s);
 	return status;
@@ -392,8 +396,10 @@ const struct tool_command tool_command_listen = {
 		"refused, 2 usage error, 3 no such instance or pbusd gone, 4 no such\n"
 		"broadcast, 5 -w ran out before -c broadcasts came.\n"
 		"\n"
-		"Example:\n"
+		"Examples:\n"
 		"  pbus listen psu tripped\n"
-		"  pbus listen -c 1 -w 10 rig changed\n",
+		"  pbus listen -c 1 -w 10 rig changed\n"
+		"  pbus listen -w 60 rig > broadcasts.jsonl\n"
+		TOOL_HELP_SEE("pbus-listen(1)"),
 	.run = run_listen,
 };

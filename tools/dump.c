@@ -18,7 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "tool.h"
+
+/* -n: enumerators as numbers, in the text and in the JSON. */
+static bool numeric_enums;
+static struct tool_format value_format;
 
 /* pbusd's pid as the segment records it; 0 if unknown. */
 static long owner_pid(const struct pbus_table *table)
@@ -125,7 +130,8 @@ static void json_param(const struct pbus_view *view, const struct pbus_param *pa
 		fputs("null", stdout);
 	fputs(", \"default\": ", stdout);
 	if (info.flags & PBUS_PARAM_HAS_DEFAULT)
-		tool_json_value(stdout, view, info.index, info.default_value, info.default_length);
+		tool_json_value_numeric(stdout, view, info.index, info.default_value,
+					info.default_length, numeric_enums);
 	else
 		fputs("null", stdout);
 	if ((info.type & ~(unsigned)PBUS_TYPE_ARRAY_FLAG) == PBUS_TYPE_ENUM) {
@@ -149,7 +155,8 @@ static void json_param(const struct pbus_view *view, const struct pbus_param *pa
 	if (tool_value_read(param, &value) < 0) {
 		fputs("null, \"status\": \"error\", \"timestamp_ns\": null, \"seq\": null}", stdout);
 	} else {
-		tool_json_value(stdout, view, info.index, value.data, value.sample.length);
+		tool_json_value_numeric(stdout, view, info.index, value.data, value.sample.length,
+					numeric_enums);
 		printf(", \"status\": \"%s\", \"timestamp_ns\": %llu, \"seq\": %llu}",
 		       pbus_status_name((unsigned)value.status),
 		       (unsigned long long)value.sample.timestamp_ns,
@@ -214,7 +221,8 @@ static void text_param(const struct pbus_view *view, const struct pbus_param *pa
 	if (info.flags & PBUS_PARAM_NOREAD) {
 		printf("    value    (not readable)\n");
 	} else if (tool_value_read(param, &value) >= 0) {
-		char *text = tool_value_text(view, info.index, value.data, value.sample.length);
+		char *text = tool_format_value(&value_format, view, info.index, value.data,
+					       value.sample.length);
 
 		tool_time_text(value.sample.timestamp_ns, time_text, sizeof(time_text));
 		printf("    value    ");
@@ -246,7 +254,8 @@ static void text_param(const struct pbus_view *view, const struct pbus_param *pa
 		fputc('\n', stdout);
 	}
 	if (info.flags & PBUS_PARAM_HAS_DEFAULT) {
-		char *text = tool_value_text(view, info.index, info.default_value, info.default_length);
+		char *text = tool_format_value(&value_format, view, info.index, info.default_value,
+					       info.default_length);
 
 		printf("    default  ");
 		tool_print_escaped(stdout, text && *text ? text : "\"\"");
@@ -292,14 +301,25 @@ static int parse(struct tool_context *context, const struct tool_command *comman
 	static const struct option options[] = {
 		TOOL_COMMON_LONG_OPTIONS,
 		{"json", no_argument, NULL, 'j'},
+		{"numeric", no_argument, NULL, 'n'},
 		{NULL, 0, NULL, 0},
 	};
-	int status;
+	bool dump = command == &tool_command_dump;
+	int status, option;
 
 	*ret_json = false;
-	while (tool_next_option(context, command, argc, argv, ":" TOOL_COMMON_SHORT_OPTIONS "j",
-				options, &status) == 'j')
-		*ret_json = true;
+	/* -n (numeric enumerators) is dump's; info shows no values. */
+	while ((option = tool_next_option(context, command, argc, argv,
+					  dump ? ":" TOOL_COMMON_SHORT_OPTIONS "jn"
+					       : ":" TOOL_COMMON_SHORT_OPTIONS "j",
+					  options, &status))) {
+		if (option == 'j')
+			*ret_json = true;
+		else if (option == 'n' && dump)
+			numeric_enums = value_format.numeric_enums = true;
+		else if (option == 'n')
+			return tool_usage_error(command, "unknown option '--numeric'");
+	}
 	if (status >= 0)
 		return status;
 	if (optind < argc)
@@ -351,7 +371,7 @@ static int run_info(struct tool_context *context, int argc, char **argv)
 const struct tool_command tool_command_dump = {
 	.name = "dump",
 	.summary = "print the whole instance: schema and values",
-	.help = "Usage: pbus [-i NAME] dump [--json]\n"
+	.help = "Usage: pbus [-i NAME] dump [--json] [--numeric]\n"
 		"\n"
 		"Print the instance (name, interface and version, schema hash, state,\n"
 		"owner pid) and every parameter with its schema (type, unit, flags,\n"
@@ -360,8 +380,15 @@ const struct tool_command tool_command_dump = {
 		"\n"
 		"Options:\n"
 		"  -j, --json           one JSON document (see docs/cli.md for its keys)\n"
+		"  -n, --numeric        enumerators (values and defaults) as numbers\n"
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
-		"  -h, --help           show this help\n",
+		"  -h, --help           show this help\n"
+		"\n"
+		"Examples:\n"
+		"  pbus -i psu1 dump\n"
+		"  pbus -i psu1 dump --json > psu1.json\n"
+		"  pbus -i psu1 dump -n --json\n"
+		TOOL_HELP_SEE("pbus-dump(1)"),
 	.run = run_dump,
 };
 
@@ -377,6 +404,11 @@ const struct tool_command tool_command_info = {
 		"Options:\n"
 		"  -j, --json           the same as a JSON object\n"
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
-		"  -h, --help           show this help\n",
+		"  -h, --help           show this help\n"
+		"\n"
+		"Examples:\n"
+		"  pbus -i psu1 info\n"
+		"  PBUS_INSTANCE=psu1 pbus info --json\n"
+		TOOL_HELP_SEE("pbus-info(1)"),
 	.run = run_info,
 };

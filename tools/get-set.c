@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "source.h"
 #include "tool.h"
 
@@ -34,8 +35,8 @@ enum { ECHO_LIMIT = 40 }; /* bytes of a value repeated in an error message */
 
 /* --- get ----------------------------------------------------------------- */
 
-static void print_json_entry(const struct pbus_view *view, uint32_t index,
-			     const struct tool_value *value)
+static void print_json_entry(const struct tool_format *f, const struct pbus_view *view,
+			     uint32_t index, const struct tool_value *value)
 {
 	struct pbus_param_info info;
 	char time_text[64];
@@ -43,7 +44,8 @@ static void print_json_entry(const struct pbus_view *view, uint32_t index,
 	pbus_view_describe(view, index, &info);
 	tool_json_string(stdout, info.name, strlen(info.name));
 	fputs(": {\"value\": ", stdout);
-	tool_json_value(stdout, view, index, value->data, value->sample.length);
+	tool_json_value_numeric(stdout, view, index, value->data, value->sample.length,
+				f->numeric_enums);
 	fputs(", \"unit\": ", stdout);
 	tool_json_string(stdout, info.unit, strlen(info.unit));
 	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
@@ -53,27 +55,67 @@ static void print_json_entry(const struct pbus_view *view, uint32_t index,
 	       (unsigned long long)value->sample.seq);
 }
 
-static void print_plain_entry(const struct pbus_view *view, uint32_t index,
-			      const struct tool_value *value, bool verbose)
+static void print_plain_entry(const struct tool_format *f, const struct pbus_view *view,
+			      uint32_t index, const struct tool_value *value, bool verbose)
 {
-	char *text = tool_value_text(view, index, value->data, value->sample.length);
+	char *text = tool_format_value(f, view, index, value->data, value->sample.length);
 	struct pbus_param_info info;
-	char time_text[64];
+	char time_text[160], field[256];
+	bool first = true;
 
+	if (f->time != TOOL_TIME_NONE)
+		tool_format_time(f, value->sample.timestamp_ns, time_text, sizeof(time_text));
+	else
+		tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
 	if (!verbose) {
-		tool_print_escaped(stdout, text ? text : "");
+		/* [TIME] VALUE: -T changes nothing, the value is all there is. */
+		if (f->time != TOOL_TIME_NONE)
+			tool_format_field(f, stdout, &first, time_text, false);
+		tool_format_field(f, stdout, &first, text ? text : "", true);
 		fputc('\n', stdout);
 		free(text);
 		return;
 	}
 	pbus_view_describe(view, index, &info);
-	tool_time_text(value->sample.timestamp_ns, time_text, sizeof(time_text));
 	printf("%s=", info.name);
 	tool_print_escaped(stdout, text ? text : "");
-	printf("%s%s status=%s time=%s seq=%llu\n", *info.unit ? " " : "", info.unit,
-	       pbus_status_name((unsigned)value->status), time_text,
-	       (unsigned long long)value->sample.seq);
+	first = false;
+	if (*info.unit)
+		tool_format_field(f, stdout, &first, info.unit, true);
+	snprintf(field, sizeof(field), "status=%s", pbus_status_name((unsigned)value->status));
+	tool_format_field(f, stdout, &first, field, false);
+	snprintf(field, sizeof(field), "time=%s", time_text);
+	tool_format_field(f, stdout, &first, field, true);
+	snprintf(field, sizeof(field), "seq=%llu", (unsigned long long)value->sample.seq);
+	tool_format_field(f, stdout, &first, field, false);
+	fputc('\n', stdout);
 	free(text);
+}
+
+/* With -w: wait until the instance exists (pbusd starting), as caget
+ * waits for a channel to connect. Other problems are left to the open
+ * that follows, which names them. */
+static int wait_for_instance(const struct tool_context *context, unsigned timeout_ms)
+{
+	int64_t deadline = tool_monotonic_ns() + (int64_t)timeout_ms * 1000000;
+	struct pbus_table *table;
+	char seconds[32];
+	int r;
+
+	if (!context->instance)
+		return TOOL_EXIT_OK;
+	while ((r = pbus_table_open(context->instance, PBUS_OPEN_READ, &table)) == -ENOENT) {
+		if (tool_monotonic_ns() >= deadline) {
+			tool_seconds_text(timeout_ms, seconds, sizeof(seconds));
+			tool_error("get: instance '%s' not found within %s (is pbusd running?)",
+				   context->instance, seconds);
+			return TOOL_EXIT_TIMEOUT;
+		}
+		tool_sleep_ms(REOPEN_RETRY_MS);
+	}
+	if (r == 0)
+		pbus_table_close(table);
+	return TOOL_EXIT_OK;
 }
 
 static int run_get(struct tool_context *context, int argc, char **argv)
@@ -82,26 +124,48 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 		TOOL_COMMON_LONG_OPTIONS,
 		{"verbose", no_argument, NULL, 'v'},
 		{"json", no_argument, NULL, 'j'},
+		{"timeout", required_argument, NULL, 'w'},
+		TOOL_FORMAT_NUMBER_LONG,
+		TOOL_FORMAT_LINE_LONG,
 		{NULL, 0, NULL, 0},
 	};
 	const struct pbus_view *view;
 	struct tool_source *source;
+	struct tool_format format;
 	uint32_t *indexes;
 	bool verbose = false, json = false;
+	unsigned timeout_ms = 0;
 	int option, status, count;
 
+	tool_format_init(&format);
 	while ((option = tool_next_option(context, &tool_command_get, argc, argv,
-					  ":" TOOL_COMMON_SHORT_OPTIONS "vj", options, &status))) {
-		if (option == 'v')
+					  ":" TOOL_COMMON_SHORT_OPTIONS "vjw:" TOOL_FORMAT_NUMBER_SHORT
+					  TOOL_FORMAT_LINE_SHORT, options, &status))) {
+		if (option == 'v') {
 			verbose = true;
-		else if (option == 'j')
+		} else if (option == 'j') {
 			json = true;
+		} else if (option == 'w') {
+			if (tool_parse_seconds(optarg, &timeout_ms) < 0)
+				return tool_usage_error(&tool_command_get, "-w wants seconds above 0, not '%s'",
+							optarg);
+		} else if (tool_format_option(&tool_command_get, &format, option, optarg, &status) &&
+			   status >= 0) {
+			return status;
+		}
 	}
 	if (status >= 0)
 		return status;
+	if (json && (format.number_given || format.line_given))
+		return tool_usage_error(&tool_command_get, "--json has its own fields and numbers (of "
+					"the formats only -n applies to it)");
+	if (verbose && format.terse)
+		return tool_usage_error(&tool_command_get, "--terse and --verbose exclude each other");
 	count = argc - optind;
 	if (count == 0)
 		return tool_usage_error(&tool_command_get, "no parameter named");
+	if (timeout_ms && (status = wait_for_instance(context, timeout_ms)) != TOOL_EXIT_OK)
+		return status;
 	status = tool_source_open_table(context, PBUS_OPEN_READ, &source);
 	if (status != TOOL_EXIT_OK)
 		return status;
@@ -137,9 +201,9 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 			status = TOOL_EXIT_FAILURE;
 		} else if (json) {
 			fputs(i ? ",\n " : "\n ", stdout);
-			print_json_entry(view, indexes[i], &value);
+			print_json_entry(&format, view, indexes[i], &value);
 		} else {
-			print_plain_entry(view, indexes[i], &value, verbose);
+			print_plain_entry(&format, view, indexes[i], &value, verbose);
 		}
 		tool_value_clear(&value);
 	}
@@ -153,7 +217,7 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 const struct tool_command tool_command_get = {
 	.name = "get",
 	.summary = "print the values of parameters",
-	.help = "Usage: pbus [-i NAME] get [--verbose|--json] NAME...\n"
+	.help = "Usage: pbus [-i NAME] get [OPTIONS] NAME...\n"
 		"\n"
 		"Print the value of each named parameter, one per line, as 'pbus set'\n"
 		"accepts it (control characters in strings are escaped as \\n, \\t, \\xNN).\n"
@@ -163,8 +227,21 @@ const struct tool_command tool_command_get = {
 		"  -v, --verbose        NAME=VALUE [UNIT] status=STATUS time=TIME seq=N\n"
 		"  -j, --json           one JSON object: {NAME: {value, unit, status,\n"
 		"                       timestamp_ns, time, seq}, ...}\n"
+		"  -w, --timeout SECONDS  wait up to SECONDS for the instance to appear\n"
+		"                       (pbusd starting); then exit status 5\n"
+		TOOL_FORMAT_NUMBER_HELP
+		TOOL_FORMAT_LINE_HELP
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
-		"  -h, --help           show this help\n",
+		"  -h, --help           show this help\n"
+		"\n"
+		"Exit status: 0 printed, 1 unknown or unreadable parameter, 2 usage error,\n"
+		"3 instance not found, 5 not found within -w SECONDS.\n"
+		"\n"
+		"Examples:\n"
+		"  pbus -i psu1 get voltage_setpoint mode\n"
+		"  pbus -i psu1 get -t -f 3 measured_voltage\n"
+		"  pbus -i psu1 get -w 10 -n --json mode\n"
+		TOOL_HELP_SEE("pbus-get(1)"),
 	.run = run_get,
 };
 
@@ -278,8 +355,9 @@ static bool report_not_applied(const struct assignment *as, const struct pbus_wr
  * why. */
 static int report_refusal(const struct tool_source *source, const struct assignment *as,
 			  const struct pbus_write *writes, int count, int r,
-			  const struct tool_context *context)
+			  const struct tool_context *context, unsigned timeout_ms)
 {
+	char seconds[32];
 	int which = -1;
 
 	if ((r == -EIO || r == -ETIMEDOUT) && report_not_applied(as, writes, count, r))
@@ -314,9 +392,10 @@ static int report_refusal(const struct tool_source *source, const struct assignm
 				   context->instance);
 			return TOOL_EXIT_NO_INSTANCE;
 		case -ETIMEDOUT:
-			tool_error("set: pbusd did not answer within %d s; the values may or may not "
-				   "have been written", SERVER_TIMEOUT_MS / 1000);
-			return TOOL_EXIT_FAILURE;
+			tool_seconds_text(timeout_ms, seconds, sizeof(seconds));
+			tool_error("set: pbusd did not answer within %s; the values may or may not "
+				   "have been written", seconds);
+			return TOOL_EXIT_TIMEOUT;
 		default:
 			tool_error("set: pbusd: %s", pbus_strerror(r));
 			return TOOL_EXIT_FAILURE;
@@ -328,8 +407,10 @@ static int report_refusal(const struct tool_source *source, const struct assignm
 /* With --direct --wait-saved: wait until pbusd has saved the persistent
  * parameters written. (Through pbusd its answer comes after the save.) */
 static int wait_until_saved(const struct tool_source *source, const struct assignment *as,
-		      const struct pbus_write *writes, int count)
+			    const struct pbus_write *writes, int count, unsigned timeout_ms)
 {
+	char seconds[32];
+
 	for (int i = 0; i < count; i++) {
 		const struct pbus_param *param;
 		int r;
@@ -337,11 +418,12 @@ static int wait_until_saved(const struct tool_source *source, const struct assig
 		if (!(as[i].info.flags & PBUS_PARAM_PERSISTENT))
 			continue;
 		pbus_table_param(tool_source_table(source), as[i].info.index, &param);
-		r = pbus_param_wait_saved(param, writes[i].seq, (int64_t)WAIT_SAVED_TIMEOUT_MS * 1000000);
+		r = pbus_param_wait_saved(param, writes[i].seq, (int64_t)timeout_ms * 1000000);
 		if (r == -ETIMEDOUT) {
-			tool_error("set %s: written but not saved within %d s (is pbusd saving?)",
-				   as[i].name, WAIT_SAVED_TIMEOUT_MS / 1000);
-			return TOOL_EXIT_FAILURE;
+			tool_seconds_text(timeout_ms, seconds, sizeof(seconds));
+			tool_error("set %s: written but not saved within %s (is pbusd saving?)",
+				   as[i].name, seconds);
+			return TOOL_EXIT_TIMEOUT;
 		} else if (r == -ESTALE) {
 			tool_error("set %s: written but the instance was closed or replaced before "
 				   "it was saved", as[i].name);
@@ -362,7 +444,7 @@ static int wait_until_saved(const struct tool_source *source, const struct assig
  * for writing, never as provider.
  */
 static int set_all(struct tool_context *context, struct assignment *as, int count, bool direct,
-		   bool wait, bool applied)
+		   bool wait, bool applied, unsigned timeout_ms)
 {
 	struct tool_source *source = NULL;
 	struct pbus_write *writes = NULL;
@@ -379,7 +461,9 @@ static int set_all(struct tool_context *context, struct assignment *as, int coun
 			status = TOOL_EXIT_NO_INSTANCE;
 		}
 	} else {
-		status = tool_source_connect(context, SERVER_TIMEOUT_MS,
+		if (!timeout_ms)
+			timeout_ms = SERVER_TIMEOUT_MS;
+		status = tool_source_connect(context, timeout_ms,
 					     "'pbus set --direct' writes the segment itself", &source);
 	}
 	for (int i = 0; i < count && status == TOOL_EXIT_OK; i++)
@@ -400,9 +484,10 @@ static int set_all(struct tool_context *context, struct assignment *as, int coun
 		}
 		r = tool_source_write(source, writes, (size_t)count, applied ? PBUS_CLIENT_SET_APPLIED : 0);
 		if (r < 0)
-			status = report_refusal(source, as, writes, count, r, context);
+			status = report_refusal(source, as, writes, count, r, context, timeout_ms);
 		else if (direct && wait)
-			status = wait_until_saved(source, as, writes, count);
+			status = wait_until_saved(source, as, writes, count,
+						  timeout_ms ? timeout_ms : WAIT_SAVED_TIMEOUT_MS);
 	}
 	free(writes);
 	tool_source_close(source);
@@ -413,18 +498,25 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 {
 	static const struct option options[] = {
 		TOOL_COMMON_LONG_OPTIONS,
-		{"wait-saved", no_argument, NULL, 'w'},
+		{"wait-saved", no_argument, NULL, 'W'},
 		{"direct", no_argument, NULL, 'D'},
 		{"applied", no_argument, NULL, 'a'},
+		{"timeout", required_argument, NULL, 'w'},
 		{NULL, 0, NULL, 0},
 	};
 	struct assignment *as;
 	bool wait_saved = false, direct = false, applied = false;
+	unsigned timeout_ms = 0;
 	int option, status, count;
 
+	/* -w is the timeout, as in EPICS; --wait-saved has no letter (it had -w). */
 	while ((option = tool_next_option(context, &tool_command_set, argc, argv,
-					  ":" TOOL_COMMON_SHORT_OPTIONS "wa", options, &status))) {
-		if (option == 'w')
+					  ":" TOOL_COMMON_SHORT_OPTIONS "aw:", options, &status))) {
+		if (option == 'w') {
+			if (tool_parse_seconds(optarg, &timeout_ms) < 0)
+				return tool_usage_error(&tool_command_set, "-w wants seconds above 0, not '%s'",
+							optarg);
+		} else if (option == 'W')
 			wait_saved = true;
 		else if (option == 'D')
 			direct = true;
@@ -458,7 +550,7 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 		as[i].text = eq + 1;
 	}
 	if (status == TOOL_EXIT_OK)
-		status = set_all(context, as, count, direct, wait_saved, applied);
+		status = set_all(context, as, count, direct, wait_saved, applied, timeout_ms);
 	for (int i = 0; i < count; i++)
 		free(as[i].buf);
 	free(as);
@@ -468,7 +560,8 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 const struct tool_command tool_command_set = {
 	.name = "set",
 	.summary = "write parameters (all or nothing)",
-	.help = "Usage: pbus [-i NAME] set [--applied | --direct [--wait-saved]] NAME=VALUE...\n"
+	.help = "Usage: pbus [-i NAME] set [-w SECONDS] [--applied | --direct [--wait-saved]]\n"
+		"                          NAME=VALUE...\n"
 		"\n"
 		"Write parameters. Every value is checked (name, access, type, limits,\n"
 		"length, enumerator) before anything is written; if one is refused,\n"
@@ -480,12 +573,15 @@ const struct tool_command tool_command_set = {
 		"them, and answers once the persistent ones are saved on disk.\n"
 		"\n"
 		"Values: bool true/false (also 1/0, on/off); integers in decimal;\n"
-		"float/double as decimal numbers; enum by label (or its number);\n"
-		"string as text (quote it for the shell); bytes as hex (00ff);\n"
-		"arrays as comma-separated elements (1.5,-2,3; an empty value is an\n"
-		"empty array).\n"
+		"float/double as decimal numbers (no hex: 0x10 is refused for every\n"
+		"number); enum by label (or its number); string as text (quote it for\n"
+		"the shell); bytes as hex (00ff); arrays as comma-separated elements\n"
+		"(1.5,-2,3; an empty value is an empty array).\n"
 		"\n"
 		"Options:\n"
+		"  -w, --timeout SECONDS  wait at most SECONDS for pbusd's answer (default\n"
+		"                       15) or, with --direct --wait-saved, for the save\n"
+		"                       (default 5); then exit status 5\n"
 		"  -a, --applied        answer only once the hardware has the values: pbusd\n"
 		"                       waits until pbus-hwd applied each parameter with an\n"
 		"                       output binding (gpio-output, pwm-duty) to its device,\n"
@@ -495,14 +591,20 @@ const struct tool_command tool_command_set = {
 		"      --direct         write the shared-memory segment directly instead\n"
 		"                       of asking pbusd (needs write access to it; for a\n"
 		"                       pbusd without socket)\n"
-		"  -w, --wait-saved     with --direct: after writing, wait (at most 5 s)\n"
-		"                       until pbusd has saved the persistent parameters\n"
-		"                       among them (through pbusd this always happens)\n"
+		"      --wait-saved     with --direct: after writing, wait until pbusd has\n"
+		"                       saved the persistent parameters among them\n"
+		"                       (through pbusd this always happens)\n"
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Exit status: 0 written, 1 refused (nothing written) or, with --applied,\n"
 		"written but not applied by the hardware, 2 usage error, 3 instance not\n"
-		"found or pbusd not running.\n",
+		"found or pbusd not running, 5 no answer (or no save) within -w.\n"
+		"\n"
+		"Examples:\n"
+		"  pbus -i psu1 set voltage_setpoint=3.3 output_enable=true\n"
+		"  pbus -i psu1 set -w 2 --applied output_enable=false\n"
+		"  pbus -i psu1 set --direct --wait-saved ramp_ms=50\n"
+		TOOL_HELP_SEE("pbus-set(1)"),
 	.run = run_set,
 };

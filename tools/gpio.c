@@ -16,6 +16,8 @@
 
 #include <parambus/hw/gpio.h>
 
+#include "format.h"
+#include "hw-parse.h"
 #include "tool.h"
 
 #define GPIO_FAMILY_HELP                                                              \
@@ -27,12 +29,30 @@
 	"  detect                         the GPIO chips: name, label, lines\n"       \
 	"  info [CHIP]                    the lines of CHIP (default: all chips)\n"   \
 	"  get CHIP LINE...               read lines (requested as inputs)\n"         \
-	"  set CHIP LINE=VALUE...         drive lines as outputs\n"                   \
+	"  set CHIP LINE=VALUE...         drive lines as outputs (--toggle: blink)\n" \
 	"  monitor CHIP LINE...           print edge events\n"                        \
 	"\n"                                                                          \
 	"CHIP: a path (/dev/gpiochip0), a name (gpiochip0), a number (0) or a label.\n" \
 	"LINE: an offset on the chip (3) or a line name (A3).\n"                      \
-	"Run 'pbus gpio COMMAND --help' for a command's options.\n"
+	"Run 'pbus gpio COMMAND --help' for a command's options.\n"                   \
+	"\n"                                                                          \
+	"Options:\n"                                                                  \
+	"  -i, --instance NAME  ignored (no instance needed)\n"                       \
+	"  -h, --help           show this help\n"                                     \
+	"\n"                                                                          \
+	"Examples:\n"                                                                 \
+	"  pbus gpio detect\n"                                                        \
+	"  pbus gpio get --bias pull-up gpiochip0 17\n"                               \
+	"  pbus gpio set --toggle 500 gpiochip0 LED=1\n"                              \
+	TOOL_HELP_SEE("pbus-gpio(1)")
+
+#define GPIO_LINE_OPTIONS_HELP                                                         \
+	"  -b, --bias BIAS      pull-up, pull-down, disabled or as-is (the default)\n"  \
+	"  -l, --active-low     the lines are active-low: VALUE 1 is the low level\n"
+
+#define GPIO_COMMON_HELP                                                 \
+	"  -i, --instance NAME  ignored (no instance needed)\n"          \
+	"  -h, --help           show this help\n"
 
 static int gpio_run(struct tool_context *context, int argc, char **argv);
 
@@ -49,9 +69,12 @@ static const struct tool_command gpio_detect_command = {
 		"\n"
 		"List the GPIO chips: name [label] (N lines), like gpiodetect.\n"
 		"\n"
-		"Options:\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n",
+		"Options:\n" GPIO_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  pbus gpio detect\n"
+		"  pbus gpio detect | wc -l\n"
+		TOOL_HELP_SEE("pbus-gpio(1)"),
 };
 
 static const struct tool_command gpio_info_command = {
@@ -62,26 +85,32 @@ static const struct tool_command gpio_info_command = {
 		"offset, name, consumer, direction and flags (active-low, bias,\n"
 		"drive, edge, debounce); '-' for none.\n"
 		"\n"
-		"Options:\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n",
+		"Options:\n" GPIO_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  pbus gpio info\n"
+		"  pbus gpio info gpiochip0\n"
+		TOOL_HELP_SEE("pbus-gpio(1)"),
 };
 
 static const struct tool_command gpio_get_command = {
 	.name = "gpio get",
-	.help = "Usage: pbus [-i NAME] gpio get CHIP LINE...\n"
+	.help = "Usage: pbus [-i NAME] gpio get [-b BIAS] [-l] CHIP LINE...\n"
 		"\n"
 		"Request the lines as inputs, print LINE=VALUE (0 or 1) for each, in\n"
 		"the order given, and release them.\n"
 		"\n"
-		"Options:\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n",
+		"Options:\n" GPIO_LINE_OPTIONS_HELP GPIO_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  pbus gpio get gpiochip0 17 27\n"
+		"  pbus gpio get --bias pull-up -l pbus-sim0 BUTTON\n"
+		TOOL_HELP_SEE("pbus-gpio(1)"),
 };
 
 static const struct tool_command gpio_set_command = {
 	.name = "gpio set",
-	.help = "Usage: pbus [-i NAME] gpio set CHIP LINE=VALUE... [--hold-ms N]\n"
+	.help = "Usage: pbus [-i NAME] gpio set [OPTIONS] CHIP LINE=VALUE...\n"
 		"\n"
 		"Request the lines as outputs driven to VALUE (0 or 1) from the start\n"
 		"(the values are part of the request: no glitch). When pbus releases\n"
@@ -91,28 +120,47 @@ static const struct tool_command gpio_set_command = {
 		"  --hold-ms N  for N milliseconds (Ctrl-C releases early);\n"
 		"  otherwise    until Ctrl-C when stdin is a terminal, else pbus\n"
 		"               exits (and releases) right after setting.\n"
+		"With --toggle the lines are inverted after each PERIOD in turn, as\n"
+		"gpioset -t does: the sequence repeats until Ctrl-C or the end of\n"
+		"--hold-ms, unless its last PERIOD is 0, which ends the toggling (then\n"
+		"the lines are held as above).\n"
 		"\n"
 		"Options:\n"
 		"      --hold-ms N      hold the lines for N milliseconds\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n",
+		"      --toggle PERIOD[,PERIOD...]  invert the lines after each PERIOD\n"
+		"                       (ms, or with a unit: 500us, 20ms, 1s)\n"
+		"      --drive DRIVE    push-pull (the default), open-drain or open-source\n"
+		GPIO_LINE_OPTIONS_HELP GPIO_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  pbus gpio set --hold-ms 1000 gpiochip0 17=1\n"
+		"  pbus gpio set --drive open-drain -l pbus-sim0 RESET=1\n"
+		"  pbus gpio set --toggle 100,900 gpiochip0 LED=1\n"
+		TOOL_HELP_SEE("pbus-gpio(1)"),
 };
 
 static const struct tool_command gpio_monitor_command = {
 	.name = "gpio monitor",
-	.help = "Usage: pbus [-i NAME] gpio monitor CHIP LINE... [--edge EDGE] [--count N]\n"
+	.help = "Usage: pbus [-i NAME] gpio monitor [OPTIONS] CHIP LINE...\n"
 		"\n"
 		"Request the lines as inputs with edge detection and print one line per\n"
 		"event: the kernel timestamp (CLOCK_MONOTONIC, seconds), the line offset,\n"
 		"the line as given, the edge (rising/falling) and the sequence number:\n"
 		"  12.345678901 3 A3 rising 1\n"
-		"Runs until Ctrl-C, or until N events with --count.\n"
+		"Runs until Ctrl-C, until N events with --count, or -w SECONDS.\n"
 		"\n"
 		"Options:\n"
 		"      --edge EDGE      rising, falling or both (default both)\n"
 		"      --count N        exit after N events\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n",
+		"  -w, --timeout SECONDS  stop after SECONDS: status 0, or 5 if --count\n"
+		"                       events had not come by then\n"
+		GPIO_LINE_OPTIONS_HELP GPIO_COMMON_HELP
+		"\n"
+		"Examples:\n"
+		"  pbus gpio monitor gpiochip0 17\n"
+		"  pbus gpio monitor --edge falling --bias pull-up pbus-sim0 BUTTON\n"
+		"  pbus gpio monitor --count 1 -w 10 gpiochip0 17\n"
+		TOOL_HELP_SEE("pbus-gpio(1)"),
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -137,30 +185,74 @@ static void gpio_catch_signals(void)
 	sigaction(SIGTERM, &action, NULL);
 }
 
-/* The arguments of the gpio commands' own options (NULL: not given). */
+/* The gpio commands' own options. Every command parses all of them, so
+ * that one that does not apply to it is named as such, not as unknown. */
+enum {
+	GPIO_OPTION_HOLD = 1u << 0,
+	GPIO_OPTION_EDGE = 1u << 1,
+	GPIO_OPTION_COUNT = 1u << 2,
+	GPIO_OPTION_BIAS = 1u << 3,
+	GPIO_OPTION_ACTIVE_LOW = 1u << 4,
+	GPIO_OPTION_DRIVE = 1u << 5,
+	GPIO_OPTION_TOGGLE = 1u << 6,
+	GPIO_OPTION_TIMEOUT = 1u << 7,
+};
+
 struct gpio_options {
 	const char *hold_ms;
 	const char *edge;
 	const char *count;
+	const char *timeout;
+	const char *toggle;
+	enum pbus_gpio_bias bias;
+	enum pbus_gpio_drive drive;
+	bool active_low;
 };
 
-/* Parse the options of a gpio command: the common ones and @extra (long
- * only, into @values). Returns -1 to continue, else an exit status. */
+/* Which commands each option applies to, for the refusal. */
+static const struct {
+	int letter;
+	unsigned bit;
+	const char *name;
+	const char *applies;
+} gpio_option_names[] = {
+	{'H', GPIO_OPTION_HOLD, "--hold-ms", "gpio set"},
+	{'E', GPIO_OPTION_EDGE, "--edge", "gpio monitor"},
+	{'C', GPIO_OPTION_COUNT, "--count", "gpio monitor"},
+	{'b', GPIO_OPTION_BIAS, "--bias", "gpio get, set and monitor"},
+	{'l', GPIO_OPTION_ACTIVE_LOW, "--active-low", "gpio get, set and monitor"},
+	{'D', GPIO_OPTION_DRIVE, "--drive", "gpio set"},
+	{'T', GPIO_OPTION_TOGGLE, "--toggle", "gpio set"},
+	{'w', GPIO_OPTION_TIMEOUT, "--timeout", "gpio monitor"},
+};
+
+/* Parse the options of a gpio command: the common ones and those of
+ * @allowed (GPIO_OPTION_*), into @values. Returns -1 to continue, else an
+ * exit status. */
 static int gpio_parse_options(struct tool_context *context, const struct tool_command *command,
-			      const struct option *extra, size_t extra_count,
-			      struct gpio_options *values, int argc, char **argv)
+			      unsigned allowed, struct gpio_options *values, int argc, char **argv)
 {
-	struct option options[8];
-	size_t n = 0;
+	static const struct option options[] = {
+		{"hold-ms", required_argument, NULL, 'H'},
+		{"edge", required_argument, NULL, 'E'},
+		{"count", required_argument, NULL, 'C'},
+		{"bias", required_argument, NULL, 'b'},
+		{"active-low", no_argument, NULL, 'l'},
+		{"drive", required_argument, NULL, 'D'},
+		{"toggle", required_argument, NULL, 'T'},
+		{"timeout", required_argument, NULL, 'w'},
+		TOOL_COMMON_LONG_OPTIONS,
+		{NULL, 0, NULL, 0},
+	};
 	int option, status;
 
-	for (size_t i = 0; i < extra_count && n < 5; i++)
-		options[n++] = extra[i];
-	options[n++] = (struct option){"instance", required_argument, NULL, 'i'};
-	options[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	options[n] = (struct option){NULL, 0, NULL, 0};
 	while ((option = tool_next_option(context, command, argc, argv,
-					  ":" TOOL_COMMON_SHORT_OPTIONS, options, &status))) {
+					  ":" TOOL_COMMON_SHORT_OPTIONS "b:lw:", options, &status))) {
+		for (size_t i = 0; i < sizeof(gpio_option_names) / sizeof(gpio_option_names[0]); i++)
+			if (gpio_option_names[i].letter == option && !(allowed & gpio_option_names[i].bit))
+				return tool_usage_error(command, "%s applies only to %s",
+							gpio_option_names[i].name,
+							gpio_option_names[i].applies);
 		switch (option) {
 		case 'H':
 			values->hold_ms = optarg;
@@ -171,9 +263,49 @@ static int gpio_parse_options(struct tool_context *context, const struct tool_co
 		case 'C':
 			values->count = optarg;
 			break;
+		case 'w':
+			values->timeout = optarg;
+			break;
+		case 'T':
+			values->toggle = optarg;
+			break;
+		case 'l':
+			values->active_low = true;
+			break;
+		case 'b':
+			if (!strcmp(optarg, "pull-up"))
+				values->bias = PBUS_GPIO_BIAS_PULL_UP;
+			else if (!strcmp(optarg, "pull-down"))
+				values->bias = PBUS_GPIO_BIAS_PULL_DOWN;
+			else if (!strcmp(optarg, "disabled"))
+				values->bias = PBUS_GPIO_BIAS_DISABLED;
+			else if (!strcmp(optarg, "as-is"))
+				values->bias = PBUS_GPIO_BIAS_AS_IS;
+			else
+				return tool_usage_error(command, "--bias: expected pull-up, pull-down, "
+							"disabled or as-is, not '%s'", optarg);
+			break;
+		case 'D':
+			if (!strcmp(optarg, "push-pull"))
+				values->drive = PBUS_GPIO_DRIVE_PUSH_PULL;
+			else if (!strcmp(optarg, "open-drain"))
+				values->drive = PBUS_GPIO_DRIVE_OPEN_DRAIN;
+			else if (!strcmp(optarg, "open-source"))
+				values->drive = PBUS_GPIO_DRIVE_OPEN_SOURCE;
+			else
+				return tool_usage_error(command, "--drive: expected push-pull, open-drain "
+							"or open-source, not '%s'", optarg);
+			break;
 		}
 	}
 	return status;
+}
+
+/* The line settings every requested line gets from the options. */
+static void gpio_apply_options(const struct gpio_options *o, struct pbus_gpio_line_settings *s)
+{
+	s->bias = o->bias;
+	s->active_low = o->active_low;
 }
 
 /* Open @name as a chip; on failure print the error and return the status. */
@@ -295,7 +427,7 @@ static int gpio_detect(struct tool_context *context, int argc, char **argv)
 	int status = -1;
 	struct gpio_options values = {0};
 
-	status = gpio_parse_options(context, &gpio_detect_command, NULL, 0, &values, argc, argv);
+	status = gpio_parse_options(context, &gpio_detect_command, 0, &values, argc, argv);
 	if (status >= 0)
 		return status;
 	if (optind < argc)
@@ -386,7 +518,7 @@ static int gpio_info(struct tool_context *context, int argc, char **argv)
 {
 	struct gpio_options values = {0};
 	struct pbus_gpio_chip *chip;
-	int status = gpio_parse_options(context, &gpio_info_command, NULL, 0, &values, argc, argv);
+	int status = gpio_parse_options(context, &gpio_info_command, 0, &values, argc, argv);
 	int numbers[256];
 	size_t count;
 
@@ -510,7 +642,8 @@ static int gpio_get(struct tool_context *context, int argc, char **argv)
 	size_t count;
 	int status, r;
 
-	status = gpio_parse_options(context, &gpio_get_command, NULL, 0, &options, argc, argv);
+	status = gpio_parse_options(context, &gpio_get_command, GPIO_OPTION_BIAS | GPIO_OPTION_ACTIVE_LOW,
+				    &options, argc, argv);
 	if (status >= 0)
 		return status;
 	status = gpio_prepare(&gpio_get_command, argc - optind, argv + optind, false, &chip, offsets,
@@ -519,8 +652,10 @@ static int gpio_get(struct tool_context *context, int argc, char **argv)
 		return status;
 	gpio_what(what, sizeof(what), "gpio get", argc - optind, argv + optind);
 	memset(settings, 0, sizeof(settings));
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; i < count; i++) {
 		settings[i].direction = PBUS_GPIO_DIRECTION_INPUT;
+		gpio_apply_options(&options, &settings[i]);
+	}
 	r = pbus_gpio_request_lines(chip, &config, offsets, settings, count, &request);
 	pbus_gpio_chip_close(chip);
 	if (r < 0)
@@ -536,27 +671,51 @@ static int gpio_get(struct tool_context *context, int argc, char **argv)
 	return TOOL_EXIT_OK;
 }
 
+/* Sleep until CLOCK_MONOTONIC @until_ns or a stop signal; false if stopped. */
+static bool gpio_sleep_until(int64_t until_ns)
+{
+	struct timespec ts = {(time_t)(until_ns / 1000000000), (long)(until_ns % 1000000000)};
+
+	while (!gpio_stop) {
+		int r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+
+		if (r == 0)
+			return !gpio_stop;
+		if (r != EINTR)
+			return false;
+	}
+	return false;
+}
+
 static int gpio_set(struct tool_context *context, int argc, char **argv)
 {
-	static const struct option extra[] = {{"hold-ms", required_argument, NULL, 'H'}};
 	struct pbus_gpio_line_settings settings[PBUS_GPIO_REQUEST_LINES_MAX];
 	unsigned offsets[PBUS_GPIO_REQUEST_LINES_MAX];
 	int values[PBUS_GPIO_REQUEST_LINES_MAX];
+	uint64_t periods[TOOL_GPIO_PERIODS_MAX];
 	struct pbus_gpio_request_config config = {.consumer = "pbus"};
 	struct gpio_options options = {0};
 	struct pbus_gpio_request *request;
 	struct pbus_gpio_chip *chip;
 	unsigned long long hold_ms = 0;
+	int64_t start, hold_end = 0;
+	int period_count = 0;
 	char what[256];
 	size_t count;
 	int status, r;
 
-	status = gpio_parse_options(context, &gpio_set_command, extra, 1, &options, argc, argv);
+	status = gpio_parse_options(context, &gpio_set_command,
+				    GPIO_OPTION_HOLD | GPIO_OPTION_BIAS | GPIO_OPTION_ACTIVE_LOW |
+					    GPIO_OPTION_DRIVE | GPIO_OPTION_TOGGLE,
+				    &options, argc, argv);
 	if (status >= 0)
 		return status;
 	if (options.hold_ms && tool_parse_unsigned(options.hold_ms, 86400000ULL * 365, &hold_ms) < 0)
 		return tool_usage_error(&gpio_set_command, "--hold-ms: not a number of milliseconds: '%s'",
 					options.hold_ms);
+	if (options.toggle && (period_count = tool_gpio_parse_periods(options.toggle, periods)) < 0)
+		return tool_usage_error(&gpio_set_command, "--toggle: not a list of periods (100,900, "
+					"500us, 1s; a 0 only last): '%s'", options.toggle);
 	status = gpio_prepare(&gpio_set_command, argc - optind, argv + optind, true, &chip, offsets,
 			      values, &count);
 	if (status >= 0)
@@ -566,18 +725,43 @@ static int gpio_set(struct tool_context *context, int argc, char **argv)
 	for (size_t i = 0; i < count; i++) {
 		settings[i].direction = PBUS_GPIO_DIRECTION_OUTPUT;
 		settings[i].output_value = values[i];
+		settings[i].drive = options.drive;
+		gpio_apply_options(&options, &settings[i]);
 	}
 	gpio_catch_signals();
 	r = pbus_gpio_request_lines(chip, &config, offsets, settings, count, &request);
 	pbus_gpio_chip_close(chip);
 	if (r < 0)
 		return gpio_request_error(what, r);
-	if (options.hold_ms) {
-		struct timespec left = {(time_t)(hold_ms / 1000), (long)(hold_ms % 1000) * 1000000L};
+	start = tool_monotonic_ns();
+	if (options.hold_ms)
+		hold_end = start + (int64_t)hold_ms * 1000000;
+	if (period_count > 0) {
+		/* gpioset -t: invert after each period in turn, from absolute
+		 * deadlines (no drift); a last period of 0 ends the sequence. */
+		int64_t next = start;
 
-		while (!gpio_stop && nanosleep(&left, &left) < 0 && errno == EINTR)
-			;
-	} else if (isatty(STDIN_FILENO)) {
+		for (int k = 0; !gpio_stop; k = (k + 1) % period_count) {
+			if (periods[k] == 0)
+				break;
+			next += (int64_t)periods[k] * 1000;
+			if (hold_end && next >= hold_end)
+				break;
+			if (!gpio_sleep_until(next))
+				break;
+			for (size_t i = 0; i < count; i++)
+				values[i] = !values[i];
+			r = pbus_gpio_request_set_values_by_offset(request, offsets, count, values);
+			if (r < 0) {
+				tool_error("%s: %s", what, pbus_hw_strerror(r));
+				pbus_gpio_request_release(request);
+				return r == -ENODEV ? TOOL_EXIT_NO_INSTANCE : TOOL_EXIT_FAILURE;
+			}
+		}
+	}
+	if (options.hold_ms) {
+		gpio_sleep_until(hold_end);
+	} else if (isatty(STDIN_FILENO) && !gpio_stop) {
 		sigset_t block, old;
 
 		/* Blocked until sigsuspend(): a signal cannot slip in between
@@ -598,10 +782,6 @@ static int gpio_set(struct tool_context *context, int argc, char **argv)
 
 static int gpio_monitor(struct tool_context *context, int argc, char **argv)
 {
-	static const struct option extra[] = {
-		{"edge", required_argument, NULL, 'E'},
-		{"count", required_argument, NULL, 'C'},
-	};
 	struct pbus_gpio_line_settings settings[PBUS_GPIO_REQUEST_LINES_MAX];
 	unsigned offsets[PBUS_GPIO_REQUEST_LINES_MAX];
 	struct pbus_gpio_request_config config = {.consumer = "pbus"};
@@ -610,11 +790,16 @@ static int gpio_monitor(struct tool_context *context, int argc, char **argv)
 	struct pbus_gpio_request *request;
 	struct pbus_gpio_chip *chip;
 	unsigned long long count_max = 0, seen = 0;
+	unsigned timeout_ms = 0;
+	int64_t deadline = 0;
 	char what[256];
 	size_t count;
 	int status, r;
 
-	status = gpio_parse_options(context, &gpio_monitor_command, extra, 2, &options, argc, argv);
+	status = gpio_parse_options(context, &gpio_monitor_command,
+				    GPIO_OPTION_EDGE | GPIO_OPTION_COUNT | GPIO_OPTION_TIMEOUT |
+					    GPIO_OPTION_BIAS | GPIO_OPTION_ACTIVE_LOW,
+				    &options, argc, argv);
 	if (status >= 0)
 		return status;
 	if (options.edge) {
@@ -633,6 +818,9 @@ static int gpio_monitor(struct tool_context *context, int argc, char **argv)
 			      count_max == 0))
 		return tool_usage_error(&gpio_monitor_command, "--count: not a positive number: '%s'",
 					options.count);
+	if (options.timeout && tool_parse_seconds(options.timeout, &timeout_ms) < 0)
+		return tool_usage_error(&gpio_monitor_command, "-w wants seconds above 0, not '%s'",
+					options.timeout);
 	status = gpio_prepare(&gpio_monitor_command, argc - optind, argv + optind, false, &chip,
 			      offsets, NULL, &count);
 	if (status >= 0)
@@ -642,17 +830,43 @@ static int gpio_monitor(struct tool_context *context, int argc, char **argv)
 	for (size_t i = 0; i < count; i++) {
 		settings[i].direction = PBUS_GPIO_DIRECTION_INPUT;
 		settings[i].edge = edge;
+		gpio_apply_options(&options, &settings[i]);
 	}
 	gpio_catch_signals();
 	r = pbus_gpio_request_lines(chip, &config, offsets, settings, count, &request);
 	pbus_gpio_chip_close(chip);
 	if (r < 0)
 		return gpio_request_error(what, r);
+	if (timeout_ms)
+		deadline = tool_monotonic_ns() + (int64_t)timeout_ms * 1000000;
 	status = TOOL_EXIT_OK;
 	while (!gpio_stop && (!count_max || seen < count_max)) {
 		struct pbus_gpio_edge_event events[16];
 		size_t want = 16;
 
+		if (deadline) {
+			int64_t left = deadline - tool_monotonic_ns();
+
+			if (left <= 0) {
+				char seconds[32];
+
+				if (count_max) {
+					tool_seconds_text(timeout_ms, seconds, sizeof(seconds));
+					tool_error("%s: timed out after %s with %llu of %llu events", what,
+						   seconds, seen, count_max);
+					status = TOOL_EXIT_TIMEOUT;
+				}
+				break;
+			}
+			r = pbus_gpio_request_wait_events(request, (int)((left + 999999) / 1000000));
+			if (r == 0 || r == -EINTR)
+				continue;
+			if (r < 0) {
+				tool_error("%s: %s", what, pbus_hw_strerror(r));
+				status = TOOL_EXIT_FAILURE;
+				break;
+			}
+		}
 		if (count_max && count_max - seen < want)
 			want = (size_t)(count_max - seen);
 		r = pbus_gpio_request_read_events(request, events, want);

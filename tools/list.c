@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "tool.h"
 
 enum { COLUMNS_SHORT = 4, COLUMNS_LONG = 10, MAX_COLUMNS = 10 };
@@ -54,7 +55,8 @@ static char *dup_or_empty(const char *text)
 }
 
 /* The cells of one parameter's row. */
-static void fill_row(const struct pbus_view *view, const struct pbus_param *param, bool long_format,
+static void fill_row(const struct tool_format *f, const struct pbus_view *view,
+		     const struct pbus_param *param, bool long_format,
 		     char **cells)
 {
 	struct pbus_param_info info;
@@ -71,7 +73,7 @@ static void fill_row(const struct pbus_view *view, const struct pbus_param *para
 		cells[2] = dup_or_empty(buf);
 		tool_value_clear(&value);
 	} else {
-		char *text = tool_value_text(view, info.index, value.data, value.sample.length);
+		char *text = tool_format_value(f, view, info.index, value.data, value.sample.length);
 
 		cells[2] = dup_or_empty(text);
 		free(text);
@@ -90,7 +92,8 @@ static void fill_row(const struct pbus_view *view, const struct pbus_param *para
 		cells[6] = dup_or_empty("-");
 	}
 	if (info.flags & PBUS_PARAM_HAS_DEFAULT) {
-		char *text = tool_value_text(view, info.index, info.default_value, info.default_length);
+		char *text = tool_format_value(f, view, info.index, info.default_value,
+					       info.default_length);
 
 		cells[7] = dup_or_empty(text && *text ? text : "\"\"");
 		free(text);
@@ -288,18 +291,25 @@ static int run(struct tool_context *context, int argc, char **argv)
 	static const struct option options[] = {
 		TOOL_COMMON_LONG_OPTIONS,
 		{"long", no_argument, NULL, 'l'},
+		TOOL_FORMAT_NUMBER_LONG,
 		{NULL, 0, NULL, 0},
 	};
+	struct tool_format format;
 	struct pbus_table *table;
 	bool long_format = false, printed = false;
 	int option, status, columns;
 	uint32_t count, rows = 0;
 	char ***cells;
 
+	tool_format_init(&format);
 	while ((option = tool_next_option(context, &tool_command_list, argc, argv,
-					  ":" TOOL_COMMON_SHORT_OPTIONS "l", options, &status))) {
+					  ":" TOOL_COMMON_SHORT_OPTIONS "l" TOOL_FORMAT_NUMBER_SHORT,
+					  options, &status))) {
 		if (option == 'l')
 			long_format = true;
+		else if (tool_format_option(&tool_command_list, &format, option, optarg, &status) &&
+			 status >= 0)
+			return status;
 	}
 	if (status >= 0)
 		return status;
@@ -321,7 +331,7 @@ static int run(struct tool_context *context, int argc, char **argv)
 		    !selected(pbus_param_name(param), argc - optind, argv + optind))
 			continue;
 		cells[rows] = new_row();
-		fill_row(pbus_table_view(table), param, long_format, cells[rows]);
+		fill_row(&format, pbus_table_view(table), param, long_format, cells[rows]);
 		rows++;
 	}
 	pbus_table_close(table);
@@ -342,7 +352,7 @@ static int run(struct tool_context *context, int argc, char **argv)
 const struct tool_command tool_command_list = {
 	.name = "list",
 	.summary = "list the parameters with their values",
-	.help = "Usage: pbus [-i NAME] list [--long] [PATTERN...]\n"
+	.help = "Usage: pbus [-i NAME] list [--long] [OPTIONS] [PATTERN...]\n"
 		"\n"
 		"List the parameters of the instance, one per line: name, type, value\n"
 		"and unit, in schema order; then, if pbusd answers, the methods (with\n"
@@ -352,7 +362,14 @@ const struct tool_command tool_command_list = {
 		"Options:\n"
 		"  -l, --long           also show flags (ro, persistent, noread), update\n"
 		"                       class, limits, default, write group, description\n"
+		TOOL_FORMAT_NUMBER_HELP
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
-		"  -h, --help           show this help\n",
+		"  -h, --help           show this help\n"
+		"\n"
+		"Examples:\n"
+		"  pbus -i psu1 list\n"
+		"  pbus -i psu1 list --long 'identity.*'\n"
+		"  pbus -i psu1 list -n -g 4\n"
+		TOOL_HELP_SEE("pbus-list(1)"),
 	.run = run,
 };

@@ -39,7 +39,15 @@ static void print_main_help(void)
 	printf("\n"
 	       "Run 'pbus COMMAND --help' or 'pbus help COMMAND' for a command's options.\n"
 	       "Exit status: 0 success, 1 bad value or refused, 2 usage error,\n"
-	       "3 instance or device not found, or pbusd gone.\n");
+	       "3 instance or device not found, or pbusd gone, 4 no such method or\n"
+	       "broadcast (call, listen), 5 timed out (-w SECONDS).\n"
+	       "\n"
+	       "Examples:\n"
+	       "  pbus -i psu1 list\n"
+	       "  pbus -i psu1 set voltage_setpoint=3.3\n"
+	       "  pbus -i psu1 watch -t measured_voltage\n"
+	       "\n"
+	       "See pbus(1), and pbus-COMMAND(1) for each command (pbus-get(1) ...).\n");
 }
 
 static const struct tool_command *find_command(const char *name)
@@ -62,8 +70,9 @@ static int run_help(int argc, char **argv)
 		tool_error("help: expected one command name");
 		return TOOL_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "help")) {
-		printf("Usage: pbus help [COMMAND]\n\nShow the help of COMMAND, or of pbus.\n");
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		printf("Usage: pbus help [COMMAND]\n\nShow the help of COMMAND, or of pbus.\n"
+		       "\nExamples:\n  pbus help\n  pbus help get\n\nSee pbus(1).\n");
 		return TOOL_EXIT_OK;
 	}
 	command = find_command(argv[1]);

@@ -27,7 +27,16 @@ const struct tool_command tool_command_spi = {
 		"  transfer DEV HEXBYTES   full-duplex transfer; prints the bytes received\n"
 		"\n"
 		"DEV: a path (/dev/spidev0.0) or BUS.CS (0.0).\n"
-		"Run 'pbus spi COMMAND --help' for a command's options.\n",
+		"Run 'pbus spi COMMAND --help' for a command's options.\n"
+		"\n"
+		"Options:\n"
+		"  -i, --instance NAME  ignored (no instance needed)\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"Examples:\n"
+		"  pbus spi info 0.0\n"
+		"  pbus spi transfer 0.0 9f000000\n"
+		TOOL_HELP_SEE("pbus-spi(1)"),
 	.run = spi_run,
 };
 
@@ -41,7 +50,12 @@ static const struct tool_command spi_info_command = {
 		"\n"
 		"Options:\n"
 		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n",
+		"  -h, --help           show this help\n"
+		"\n"
+		"Examples:\n"
+		"  pbus spi info 0.0\n"
+		"  pbus spi info /dev/spidev1.0\n"
+		TOOL_HELP_SEE("pbus-spi(1)"),
 };
 
 static const struct tool_command spi_transfer_command = {
@@ -59,7 +73,12 @@ static const struct tool_command spi_transfer_command = {
 		"      --mode N         SPI mode 0-3 (CPOL/CPHA)\n"
 		"      --bits N         bits per word, 1-32\n"
 		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n",
+		"  -h, --help           show this help\n"
+		"\n"
+		"Examples:\n"
+		"  pbus spi transfer 0.0 9f000000\n"
+		"  pbus spi transfer 0.1 de:ad:be:ef --speed 500000 --mode 3\n"
+		TOOL_HELP_SEE("pbus-spi(1)"),
 };
 
 struct spi_options {

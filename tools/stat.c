@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "format.h"
 #include "tool.h"
 
 enum { SAMPLE_INTERVAL_MS = 1000 };
@@ -84,8 +85,11 @@ static void sample_clear(struct sample *s)
 }
 
 /* One STATS from pbusd. Prints its own errors; returns an exit status. */
+static unsigned answer_timeout_ms = 5000; /* -w */
+
 static int take_sample(struct pbus_client *client, struct sample *ret)
 {
+	char seconds[32];
 	int n;
 
 	sample_clear(ret);
@@ -97,6 +101,11 @@ static int take_sample(struct pbus_client *client, struct sample *ret)
 		if (n == -ENOTCONN || n == -ESTALE) {
 			tool_error("stat: the connection to pbusd was lost (pbusd stopped?)");
 			return TOOL_EXIT_NO_INSTANCE;
+		}
+		if (n == -ETIMEDOUT) {
+			tool_seconds_text(answer_timeout_ms, seconds, sizeof(seconds));
+			tool_error("stat: pbusd did not answer within %s", seconds);
+			return TOOL_EXIT_TIMEOUT;
 		}
 		tool_error("stat: %s", pbus_strerror(n));
 		return TOOL_EXIT_FAILURE;
@@ -214,7 +223,8 @@ static int run(struct tool_context *context, int argc, char **argv)
 		TOOL_COMMON_LONG_OPTIONS,
 		{"json", no_argument, NULL, 'j'},
 		{"once", no_argument, NULL, '1'},
-		{"watch", no_argument, NULL, 'w'},
+		{"watch", no_argument, NULL, 'W'},
+		{"timeout", required_argument, NULL, 'w'},
 		{NULL, 0, NULL, 0},
 	};
 	struct pbus_client *client = NULL;
@@ -224,11 +234,17 @@ static int run(struct tool_context *context, int argc, char **argv)
 	int option, status;
 
 	while ((option = tool_next_option(context, &tool_command_stat, argc, argv,
-					  ":" TOOL_COMMON_SHORT_OPTIONS "j1w", options, &status))) {
+					  ":" TOOL_COMMON_SHORT_OPTIONS "j1Ww:", options, &status))) {
 		switch (option) {
 		case 'j': json = true; break;
 		case '1': once = true; break;
-		case 'w': watch = true; break;
+		/* -W: -w is the timeout everywhere, as in EPICS (it was --watch). */
+		case 'W': watch = true; break;
+		case 'w':
+			if (tool_parse_seconds(optarg, &answer_timeout_ms) < 0)
+				return tool_usage_error(&tool_command_stat,
+							"-w wants seconds above 0, not '%s'", optarg);
+			break;
 		}
 	}
 	if (status >= 0)
@@ -237,7 +253,8 @@ static int run(struct tool_context *context, int argc, char **argv)
 		return tool_usage_error(&tool_command_stat, "unexpected argument '%s'", argv[optind]);
 	if (once && watch)
 		return tool_usage_error(&tool_command_stat, "--once and --watch exclude each other");
-	status = tool_connect(context, 0, "'pbus info' and 'pbus dump' read the segment", &client);
+	status = tool_connect(context, answer_timeout_ms,
+			      "'pbus info' and 'pbus dump' read the segment", &client);
 	if (status != TOOL_EXIT_OK)
 		return status;
 	memset(&sa, 0, sizeof(sa));
@@ -295,7 +312,7 @@ static int run(struct tool_context *context, int argc, char **argv)
 const struct tool_command tool_command_stat = {
 	.name = "stat",
 	.summary = "pbusd's server statistics: clients, requests, rates",
-	.help = "Usage: pbus [-i NAME] stat [--json] [--once|--watch]\n"
+	.help = "Usage: pbus [-i NAME] stat [-w SECONDS] [--json] [--once|--watch]\n"
 		"\n"
 		"Ask pbusd for its server statistics over its socket and print them:\n"
 		"uptime, clients, connections, subscriptions, and the counters of\n"
@@ -311,10 +328,21 @@ const struct tool_command tool_command_stat = {
 		"  -j, --json           print pbusd's JSON object as it comes, one line\n"
 		"                       (no rates, no wait)\n"
 		"  -1, --once           one sample, no rates, no wait\n"
-		"  -w, --watch          a new sample every second until Ctrl-C (redrawn\n"
+		"  -W, --watch          a new sample every second until Ctrl-C (redrawn\n"
 		"                       on a terminal, else one block per sample; with\n"
 		"                       --json one line per sample)\n"
+		"  -w, --timeout SECONDS  wait at most SECONDS for each answer of pbusd\n"
+		"                       (default 5); then exit status 5\n"
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
-		"  -h, --help           show this help\n",
+		"  -h, --help           show this help\n"
+		"\n"
+		"Exit status: 0 printed, 1 error, 2 usage error, 3 instance not found or\n"
+		"pbusd gone, 5 pbusd did not answer within -w.\n"
+		"\n"
+		"Examples:\n"
+		"  pbus -i psu1 stat\n"
+		"  pbus -i psu1 stat -W\n"
+		"  pbus -i psu1 stat -w 2 --json\n"
+		TOOL_HELP_SEE("pbus-stat(1)"),
 	.run = run,
 };

@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "tool.h"
 
 /* --- Errors and options -------------------------------------------------- */
@@ -255,6 +257,7 @@ int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 {
 	struct pbus_client_options options = {.name = "pbus", .timeout_ms = timeout_ms};
 	const char *name = context->instance;
+	char seconds[32];
 	int r;
 
 	if (!name) {
@@ -282,8 +285,9 @@ int tool_connect(const struct tool_context *context, unsigned timeout_ms,
 		tool_error("instance '%s': pbusd serves as many clients as it may", name);
 		return TOOL_EXIT_FAILURE;
 	case -ETIMEDOUT:
-		tool_error("instance '%s': pbusd did not answer", name);
-		return TOOL_EXIT_FAILURE;
+		tool_seconds_text(timeout_ms ? timeout_ms : 5000, seconds, sizeof(seconds));
+		tool_error("instance '%s': pbusd did not answer within %s", name, seconds);
+		return TOOL_EXIT_TIMEOUT;
 	default:
 		tool_error("instance '%s': pbusd: %s", name, pbus_strerror(r));
 		return TOOL_EXIT_FAILURE;
@@ -534,9 +538,17 @@ void tool_json_string(FILE *out, const char *text, size_t length)
 
 /* One scalar element at @data as a JSON value. */
 static void json_element(FILE *out, const struct pbus_view *view, uint32_t index, unsigned element,
-			 const unsigned char *data, size_t size)
+			 const unsigned char *data, size_t size, bool numeric_enums)
 {
-	char *text = tool_value_text(view, index, data, size);
+	char *text;
+	int32_t number;
+
+	if (element == PBUS_TYPE_ENUM && numeric_enums && size == sizeof(number)) {
+		memcpy(&number, data, sizeof(number));
+		fprintf(out, "%" PRId32, number);
+		return;
+	}
+	text = tool_value_text(view, index, data, size);
 
 	if (!text) {
 		fputs("null", out);
@@ -562,6 +574,12 @@ static void json_element(FILE *out, const struct pbus_view *view, uint32_t index
 void tool_json_value(FILE *out, const struct pbus_view *view, uint32_t index, const void *data,
 		     size_t length)
 {
+	tool_json_value_numeric(out, view, index, data, length, false);
+}
+
+void tool_json_value_numeric(FILE *out, const struct pbus_view *view, uint32_t index,
+			     const void *data, size_t length, bool numeric_enums)
+{
 	struct pbus_param_info info;
 	const unsigned char *p = data;
 	unsigned element;
@@ -584,11 +602,12 @@ void tool_json_value(FILE *out, const struct pbus_view *view, uint32_t index, co
 		     off += info.element_size) {
 			if (off)
 				fputs(", ", out);
-			json_element(out, view, index, element, p + off, info.element_size);
+			json_element(out, view, index, element, p + off, info.element_size,
+				     numeric_enums);
 		}
 		fputc(']', out);
 	} else {
-		json_element(out, view, index, element, p, length);
+		json_element(out, view, index, element, p, length, numeric_enums);
 	}
 }
 

@@ -28,7 +28,9 @@ enum tool_exit {
 	TOOL_EXIT_OK = 0,
 	TOOL_EXIT_FAILURE = 1,     /* bad value, refusal, any runtime error */
 	TOOL_EXIT_USAGE = 2,       /* bad command line */
-	TOOL_EXIT_NO_INSTANCE = 3  /* the instance does not exist or pbusd is gone */
+	TOOL_EXIT_NO_INSTANCE = 3, /* the instance does not exist or pbusd is gone */
+	/* 4: call and listen, no such method or broadcast (call.c) */
+	TOOL_EXIT_TIMEOUT = 5      /* a -w SECONDS (or a built-in wait) ran out */
 };
 
 /* What main() found before the subcommand. */
@@ -178,6 +180,10 @@ void tool_json_string(FILE *out, const char *text, size_t length);
 void tool_json_value(FILE *out, const struct pbus_view *view, uint32_t index, const void *data,
 		     size_t length);
 
+/* The same, enumerators as numbers if @numeric_enums (pbus ... -n). */
+void tool_json_value_numeric(FILE *out, const struct pbus_view *view, uint32_t index,
+			     const void *data, size_t length, bool numeric_enums);
+
 /* --- Misc ---------------------------------------------------------------- */
 
 /* The instance state as a word: "live", "closed", "replaced", "orphaned". */
@@ -188,6 +194,10 @@ const char *tool_state_name(int state);
 int64_t tool_monotonic_ns(void);
 uint64_t tool_realtime_ns(void);
 void tool_sleep_ms(unsigned ms);
+
+/* The end of every --help: "See pbus(1)" and the command's own man page
+ * (help2man makes one page per command from these texts). */
+#define TOOL_HELP_SEE(page) "\nSee pbus(1) and " page ".\n"
 
 /* Parse a non-negative decimal integer argument; -EINVAL if malformed. */
 int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret);

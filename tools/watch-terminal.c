@@ -138,8 +138,8 @@ static void row_of(const struct watch *w, size_t i, struct row *ret)
 		ret->problem = "\u2026"; /* pbusd's first notification is on its way */
 		ret->status = "";
 	} else {
-		ret->text = r >= 0 ? tool_value_text(tool_source_view(w->source), w->indexes[i],
-						     value.data, value.sample.length)
+		ret->text = r >= 0 ? tool_format_value(w->options->format, tool_source_view(w->source),
+						       w->indexes[i], value.data, value.sample.length)
 				   : NULL;
 		ret->problem = r >= 0 ? "" : pbus_strerror(r);
 		ret->status = r >= 0 ? pbus_status_name((unsigned)r) : "error";

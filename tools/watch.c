@@ -55,20 +55,35 @@ static void on_resize(int signal_number)
  * nothing if it cannot be read. */
 static void print_value(const struct watch *w, uint32_t index)
 {
+	const struct tool_format *f = w->options->format;
 	const struct pbus_view *view = tool_source_view(w->source);
 	struct pbus_param_info info;
 	struct tool_value value;
+	char time_text[160];
+	bool first = true;
 	char *text;
 
 	if (tool_source_read(w->source, index, &value) < 0) {
 		tool_value_clear(&value);
 		return;
 	}
-	text = tool_value_text(view, index, value.data, value.sample.length);
+	text = tool_format_value(f, view, index, value.data, value.sample.length);
 	pbus_view_describe(view, index, &info);
-	printf("%s=", info.name);
-	tool_print_escaped(stdout, text ? text : "");
-	printf(" %s\n", pbus_status_name((unsigned)value.status));
+	/* [TIME] NAME=VALUE STATUS, or with --terse [TIME] NAME VALUE. */
+	if (f->time != TOOL_TIME_NONE) {
+		tool_format_time(f, value.sample.timestamp_ns, time_text, sizeof(time_text));
+		tool_format_field(f, stdout, &first, time_text, true);
+	}
+	if (f->terse) {
+		tool_format_field(f, stdout, &first, info.name, false);
+		tool_format_field(f, stdout, &first, text ? text : "", true);
+	} else {
+		tool_format_field(f, stdout, &first, info.name, false);
+		fputc('=', stdout);
+		tool_print_escaped(stdout, text ? text : "");
+		tool_format_field(f, stdout, &first, pbus_status_name((unsigned)value.status), false);
+	}
+	fputc('\n', stdout);
 	free(text);
 	tool_value_clear(&value);
 }
@@ -235,11 +250,29 @@ static int reopen(struct watch *w)
 
 /* --- The loop ------------------------------------------------------------ */
 
+/* -w SECONDS ran out: the end of a watch that counts nothing; a timeout
+ * (status 5) for one that waited for --count changes. */
+static int timed_out(const struct watch *w)
+{
+	char seconds[32];
+
+	if (!w->options->count)
+		return TOOL_EXIT_OK;
+	if (w->options->terminal)
+		fputs("\033[?25h", stdout);
+	fflush(stdout);
+	tool_seconds_text(w->options->timeout_ms, seconds, sizeof(seconds));
+	tool_error("watch: timed out after %s with %llu of %llu changes", seconds, w->changes,
+		   w->options->count);
+	return TOOL_EXIT_TIMEOUT;
+}
+
 static int run_loop(struct watch *w)
 {
 	const struct watch_options *o = w->options;
 	bool server = tool_source_is_server(w->source);
 	int64_t last_draw = 0;
+	int64_t deadline = o->timeout_ms ? tool_monotonic_ns() + (int64_t)o->timeout_ms * NS_PER_MS : 0;
 	int status = TOOL_EXIT_OK;
 
 	if (o->terminal) {
@@ -258,6 +291,17 @@ static int run_loop(struct watch *w)
 		int64_t timeout = (int64_t)SIGNAL_CHECK_MS * NS_PER_MS;
 		int r;
 
+		if (deadline) {
+			int64_t left = deadline - tool_monotonic_ns();
+
+			if (left <= 0) {
+				status = timed_out(w);
+				break;
+			}
+			if (left < timeout)
+				timeout = left;
+		}
+
 		if (o->terminal) {
 			int64_t now = tool_monotonic_ns();
 			int64_t next = last_draw + (w->dirty ? o->interval_ns
@@ -269,7 +313,8 @@ static int run_loop(struct watch *w)
 				w->dirty = false;
 				continue;
 			}
-			timeout = next - now;
+			if (next - now < timeout)
+				timeout = next - now;
 		}
 		/* While a redraw is pending, changes need not wake us: they will be
 		 * drawn then anyway. */
@@ -323,24 +368,36 @@ static int run(struct tool_context *context, int argc, char **argv)
 {
 	static const struct option options[] = {
 		TOOL_COMMON_LONG_OPTIONS,
-		{"interval", required_argument, NULL, 'n'},
+		{"interval", required_argument, NULL, 'd'},
 		{"count", required_argument, NULL, 'c'},
 		{"initial", no_argument, NULL, 'I'},
 		{"server", no_argument, NULL, 'S'},
+		{"timeout", required_argument, NULL, 'w'},
+		TOOL_FORMAT_NUMBER_LONG,
+		TOOL_FORMAT_LINE_LONG,
 		{NULL, 0, NULL, 0},
 	};
-	struct watch_options o = {.interval_ns = (int64_t)DEFAULT_INTERVAL_MS * NS_PER_MS};
+	struct tool_format format;
+	struct watch_options o = {.format = &format,
+				  .interval_ns = (int64_t)DEFAULT_INTERVAL_MS * NS_PER_MS};
 	struct watch w = {.context = context, .options = &o, .resized = &resized};
 	struct sigaction sa;
 	unsigned long long number;
 	bool server = false;
 	int option, status;
 
+	tool_format_init(&format);
+	/* -d is the interval (it was -n, which is now EPICS's numeric enums). */
 	while ((option = tool_next_option(context, &tool_command_watch, argc, argv,
-					  ":" TOOL_COMMON_SHORT_OPTIONS "n:c:", options,
-					  &status))) {
+					  ":" TOOL_COMMON_SHORT_OPTIONS "d:c:w:" TOOL_FORMAT_NUMBER_SHORT
+					  TOOL_FORMAT_LINE_SHORT, options, &status))) {
 		switch (option) {
-		case 'n':
+		case 'w':
+			if (tool_parse_seconds(optarg, &o.timeout_ms) < 0)
+				return tool_usage_error(&tool_command_watch,
+							"-w wants seconds above 0, not '%s'", optarg);
+			break;
+		case 'd':
 			if (tool_parse_unsigned(optarg, 3600000, &number) < 0 || number == 0)
 				return tool_usage_error(&tool_command_watch,
 							"--interval '%s' is not a number of "
@@ -360,6 +417,11 @@ static int run(struct tool_context *context, int argc, char **argv)
 		case 'S':
 			server = true;
 			break;
+		default:
+			if (tool_format_option(&tool_command_watch, &format, option, optarg, &status) &&
+			    status >= 0)
+				return status;
+			break;
 		}
 	}
 	if (status >= 0)
@@ -369,7 +431,8 @@ static int run(struct tool_context *context, int argc, char **argv)
 	o.terminal = isatty(STDOUT_FILENO);
 
 	if (server)
-		status = tool_source_connect(context, 0,
+		/* -w bounds the connection too (the whole watch lasts that long). */
+		status = tool_source_connect(context, o.timeout_ms,
 					     "'pbus watch' without --server reads the segment",
 					     &w.source);
 	else
@@ -397,15 +460,15 @@ static int run(struct tool_context *context, int argc, char **argv)
 const struct tool_command tool_command_watch = {
 	.name = "watch",
 	.summary = "watch parameters change, live",
-	.help = "Usage: pbus [-i NAME] watch [--server] [--interval MS] [--count N] [--initial]\n"
-		"                            [NAME...]\n"
+	.help = "Usage: pbus [-i NAME] watch [--server] [-d MS] [-c N] [-w SECONDS] [--initial]\n"
+		"                            [OPTIONS] [NAME...]\n"
 		"\n"
 		"Watch the named parameters (default: every readable one) change.\n"
 		"\n"
 		"On a terminal, a block of lines is redrawn in place: name, value, unit,\n"
 		"status and age of the value. Ctrl-C quits and leaves the last picture.\n"
 		"When stdout is not a terminal, one line is printed per change:\n"
-		"  NAME=VALUE STATUS\n"
+		"  [TIME] NAME=VALUE STATUS     (with --terse: [TIME] NAME VALUE)\n"
 		"(control characters in strings escaped as \\n, \\t, \\xNN). A parameter\n"
 		"written several times between two looks is reported once, with its\n"
 		"newest value.\n"
@@ -418,12 +481,27 @@ const struct tool_command tool_command_watch = {
 		"                       socket instead of the shared memory (the same\n"
 		"                       output; when pbusd restarts, the watch\n"
 		"                       reconnects, for up to 5 s as above)\n"
-		"  -n, --interval MS    redraw the terminal view at most every MS ms\n"
+		"  -d, --interval MS    redraw the terminal view at most every MS ms\n"
 		"                       (default 100)\n"
 		"  -c, --count N        exit after N changes\n"
+		"  -w, --timeout SECONDS  end the watch after SECONDS in all: status 0,\n"
+		"                       or 5 if --count changes had not come by then\n"
 		"      --initial        not a terminal: first print the current value of\n"
 		"                       each parameter (not counted as changes)\n"
+		TOOL_FORMAT_NUMBER_HELP
+		TOOL_FORMAT_LINE_HELP
+		"                       (the terminal view shows ages; -t, -T and -F shape\n"
+		"                       the lines printed when stdout is not a terminal)\n"
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
-		"  -h, --help           show this help\n",
+		"  -h, --help           show this help\n"
+		"\n"
+		"Exit status: 0 interrupted, --count reached or -w over, 1 error, 2 usage\n"
+		"error, 3 instance not found or gone, 5 -w over before --count changes.\n"
+		"\n"
+		"Examples:\n"
+		"  pbus -i psu1 watch measured_voltage measured_current\n"
+		"  pbus -i psu1 watch -t -f 4 measured_voltage | tee log.txt\n"
+		"  pbus -i psu1 watch --server -c 1 -w 5 -T -F , mode\n"
+		TOOL_HELP_SEE("pbus-watch(1)"),
 	.run = run,
 };

@@ -13,11 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
 #include "source.h"
 #include "tool.h"
 
 struct watch_options {
+	const struct tool_format *format;
 	int64_t interval_ns;
+	unsigned timeout_ms;      /* -w: the whole watch; 0: no limit */
 	unsigned long long count; /* 0: no limit */
 	bool initial;
 	bool terminal;

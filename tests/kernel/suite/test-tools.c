@@ -58,9 +58,12 @@ static pid_t spawn(char **args)
 	if (pid == 0) {
 		int o = open(OUT_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int e = open(ERR_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int n = open("/dev/null", O_RDONLY);
 
-		if (o < 0 || e < 0)
+		if (o < 0 || e < 0 || n < 0)
 			_exit(126);
+		/* stdin is no terminal: what a script sees (i2c detect wants -y) */
+		dup2(n, 0);
 		dup2(o, 1);
 		dup2(e, 2);
 		execv(PBUS, argv);
@@ -202,7 +205,8 @@ static const char *help_lists_commands(void)
 	static const char *const subs[][2] = {
 		{"gpio", "detect"}, {"gpio", "info"}, {"gpio", "get"},   {"gpio", "set"},
 		{"gpio", "monitor"}, {"i2c", "detect"}, {"i2c", "get"},  {"i2c", "set"},
-		{"i2c", "funcs"},   {"spi", "info"},   {"spi", "transfer"},
+		{"i2c", "funcs"},   {"i2c", "dump"},   {"i2c", "transfer"},
+		{"spi", "info"},    {"spi", "transfer"},
 	};
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		char pattern[128];
@@ -379,6 +383,142 @@ static const char *gpio_monitor(void)
 	return NULL;
 }
 
+/* --bias and --active-low on inputs: gpio-sim's line follows the bias the
+ * request asks for; active-low inverts the value read. */
+static const char *gpio_bias_active_low(void)
+{
+	char *monitor[] = {"gpio", "monitor", "-l", "pbus-sim0", "A6", "--count", "1", NULL};
+	pid_t pid;
+
+	T_EQ(kenv_sim_set_pull("pbus-sim0", 12, 0), 0);
+	run("gpio", "get", "--bias", "pull-up", "pbus-sim0", "A12", NULL);
+	T_OUT("A12=1\n");
+	run("gpio", "get", "-b", "pull-down", "pbus-sim0", "A12", NULL);
+	T_OUT("A12=0\n");
+	run("gpio", "get", "-b", "pull-up", "-l", "pbus-sim0", "A12", NULL);
+	T_OUT("A12=0\n");
+	run("gpio", "get", "--bias", "as-is", "pbus-sim0", "A12", NULL);
+	T_EXPECT(status == 0);
+	T_EQ(kenv_sim_set_pull("pbus-sim0", 13, 1), 0);
+	run("gpio", "get", "pbus-sim0", "A13", NULL);
+	T_OUT("A13=1\n");
+	run("gpio", "get", "--active-low", "pbus-sim0", "A13", NULL);
+	T_OUT("A13=0\n");
+	T_EQ(kenv_sim_set_pull("pbus-sim0", 13, 0), 0);
+	T_EQ(kenv_sim_set_pull("pbus-sim0", 12, 0), 0);
+	/* monitor -l: the rising level is a falling edge of the active-low line */
+	pid = spawn(monitor);
+	if (!wait_line_used(6, true)) {
+		finish(pid, 0);
+		T_FAIL("A6 never requested: status %d, '%s'", status, flat(err));
+	}
+	T_EQ(kenv_sim_set_pull("pbus-sim0", 6, 1), 0);
+	finish(pid, 10000);
+	kenv_sim_set_pull("pbus-sim0", 6, 0);
+	if (status != 0 || !matches(out, "^[0-9]+\\.[0-9]{9} 6 A6 falling 1\n$"))
+		T_FAIL("monitor -l: status %d, '%s', '%s'", status, flat(out), flat(err));
+	return NULL;
+}
+
+/* set -l drives the low level for 1; --drive shows in the line's info. */
+static const char *gpio_active_low_drive(void)
+{
+	char *low[] = {"gpio", "set", "-l", "pbus-sim0", "A3=1", "--hold-ms", "5000", NULL};
+	char *drain[] = {"gpio", "set", "--drive", "open-source", "pbus-sim0", "A11=1", "--hold-ms",
+			 "5000", NULL};
+	pid_t pid;
+
+	pid = spawn(low);
+	if (!wait_line_used(3, true)) {
+		finish(pid, 0);
+		T_FAIL("A3 never requested: status %d, '%s'", status, flat(err));
+	}
+	T_EQ(sim_value(3), 0);
+	kill(pid, SIGINT);
+	finish(pid, 5000);
+	T_EXPECT(status == 0);
+	pid = spawn(drain);
+	if (!wait_line_used(11, true)) {
+		finish(pid, 0);
+		T_FAIL("A11 never requested: status %d, '%s'", status, flat(err));
+	}
+	/* (this run's output replaces the holder's, which prints nothing) */
+	run("gpio", "info", "pbus-sim0", NULL);
+	T_EXPECT(status == 0);
+	if (!matches(out, "^ +11 +A11 +pbus +output drive=open-source$"))
+		T_FAIL("gpio info while held open-source: '%s'", flat(out));
+	kill(pid, SIGINT);
+	finish(pid, 5000);
+	T_EXPECT(status == 0);
+	return NULL;
+}
+
+/* --toggle: the level flips after each period; a last 0 ends the sequence. */
+static const char *gpio_toggle(void)
+{
+	char *once[] = {"gpio", "set", "--toggle", "400,0", "pbus-sim0", "A14=1", "--hold-ms", "3000",
+			NULL};
+	char *blink[] = {"gpio", "set", "--toggle", "100ms", "pbus-sim0", "A15=0", "--hold-ms", "1500",
+			 NULL};
+	int flips = 0, last;
+	uint64_t start;
+	pid_t pid;
+
+	pid = spawn(once);
+	if (!wait_line_used(14, true)) {
+		finish(pid, 0);
+		T_FAIL("A14 never requested: status %d, '%s'", status, flat(err));
+	}
+	T_EQ(sim_value(14), 1);
+	suite_sleep_ms(800);
+	T_EQ(sim_value(14), 0);
+	suite_sleep_ms(600);
+	T_EQ(sim_value(14), 0); /* not repeated */
+	kill(pid, SIGINT);
+	finish(pid, 5000);
+	T_EXPECT(status == 0 && !out[0] && !err[0]);
+	/* repeating: about ten flips in a second */
+	pid = spawn(blink);
+	if (!wait_line_used(15, true)) {
+		finish(pid, 0);
+		T_FAIL("A15 never requested: status %d, '%s'", status, flat(err));
+	}
+	last = sim_value(15);
+	start = suite_now_ms();
+	while (suite_now_ms() - start < 1000) {
+		int v = sim_value(15);
+
+		flips += v != last;
+		last = v;
+		suite_sleep_ms(10);
+	}
+	finish(pid, 5000); /* ends by itself at --hold-ms */
+	T_EXPECT(status == 0 && !err[0]);
+	if (flips < 6 || flips > 12)
+		T_FAIL("--toggle 100ms: %d flips in 1 s", flips);
+	/* no terminal, no --hold-ms: the sequence, then exit */
+	start = suite_now_ms();
+	run("gpio", "set", "--toggle", "200,0", "pbus-sim0", "A14=1", NULL);
+	T_OUT("");
+	T_EXPECT(suite_now_ms() - start >= 200);
+	return NULL;
+}
+
+/* monitor -w: a timeout with --count is status 5, without it the end. */
+static const char *gpio_monitor_timeout(void)
+{
+	uint64_t start = suite_now_ms();
+
+	run("gpio", "monitor", "pbus-sim0", "A1", "--count", "1", "-w", "0.5", NULL);
+	T_ERROR(5, "^pbus: gpio monitor pbus-sim0 A1: timed out after 0.5 s with 0 of 1 events$");
+	T_EXPECT(suite_now_ms() - start >= 500);
+	run("gpio", "monitor", "pbus-sim0", "A1", "--timeout", "0.3", NULL);
+	T_OUT("");
+	run("gpio", "get", "--drive", "open-drain", "pbus-sim0", "A1", NULL);
+	T_ERROR(2, "^pbus: gpio get: --drive applies only to gpio set ");
+	return NULL;
+}
+
 static const char *gpio_errors(void)
 {
 	char *hold[] = {"gpio", "set", "pbus-sim0", "A7=1", "--hold-ms", "5000", NULL};
@@ -460,7 +600,7 @@ static const char *i2c_detect(void)
 	char path[32];
 
 	T_EXPECT(stub_bus >= 0);
-	run("i2c", "detect", stub, NULL);
+	run("i2c", "detect", "-y", stub, NULL);
 	T_EXPECT(status == 0 && !err[0]);
 	T_EXPECT(matches(out, "^     0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f$"));
 	T_EXPECT(matches(out, "^00:          -- -- --"));
@@ -470,7 +610,7 @@ static const char *i2c_detect(void)
 	T_EQ(suite_count(out, "\n"), 9);
 	/* the mock adapter, by path */
 	snprintf(path, sizeof(path), "/dev/i2c-%d", mock_bus);
-	run("i2c", "detect", path, NULL);
+	run("i2c", "detect", path, "--yes", NULL);
 	T_EXPECT(status == 0 && !err[0]);
 	T_EXPECT(matches(out, "^40: -- -- -- -- -- -- -- -- 48 49 -- -- -- -- -- --$"));
 	T_EXPECT(matches(out, "^50: -- 51 --"));
@@ -481,6 +621,103 @@ static const char *i2c_detect(void)
 	T_ERROR(2, "^pbus: i2c detect: no BUS given");
 	run("i2c", "detect", "/dev/null", NULL);
 	T_ERROR(1, "^pbus: i2c detect /dev/null: /dev/null is not an i2c-dev node$");
+	return NULL;
+}
+
+/* detect without -y: refused without a terminal, asked on one. */
+static const char *i2c_detect_asks(void)
+{
+	const char *answers[] = {"n\n", "y\n"};
+
+	T_EXPECT(stub_bus >= 0);
+	run("i2c", "detect", stub, NULL);
+	T_ERROR(2, "^pbus: i2c detect [0-9]+: probing may disturb the devices on the bus; use -y to "
+		   "probe without asking \\(stdin is not a terminal\\)$");
+	for (int k = 0; k < 2; k++) {
+		int master = posix_openpt(O_RDWR | O_NOCTTY);
+		pid_t pid;
+
+		T_EXPECT(master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0);
+		pid = fork();
+		if (pid == 0) {
+			int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+			int o = open(OUT_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			int e = open(ERR_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+			dup2(slave, 0);
+			dup2(o, 1);
+			dup2(e, 2);
+			execv(PBUS, (char *[]){"pbus", "i2c", "detect", stub, NULL});
+			_exit(127);
+		}
+		T_EXPECT(write(master, answers[k], 2) == 2);
+		finish(pid, 10000);
+		close(master);
+		if (!matches(err, "^probe bus [0-9]+\\? \\[y/N\\] "))
+			T_FAIL("no question: '%s'", flat(err));
+		if (k == 0 && (status != 1 || out[0] || !matches(err, "pbus: i2c detect [0-9]+: not probed$")))
+			T_FAIL("answered n: status %d, '%s', '%s'", status, flat(out), flat(err));
+		if (k == 1 && (status != 0 || !matches(out, "^50: 50 --")))
+			T_FAIL("answered y: status %d, '%s', '%s'", status, flat(out), flat(err));
+	}
+	return NULL;
+}
+
+static const char *i2c_dump(void)
+{
+	T_EXPECT(mock_bus >= 0);
+	T_EQ(kenv_write_file("/sys/kernel/debug/pbus-mock-i2c/0x48/regs", "reset"), 0);
+	run("i2c", "dump", mock, "0x48", NULL);
+	T_EXPECT(status == 0 && !err[0]);
+	T_EQ(suite_count(out, "\n"), 17);
+	T_EXPECT(matches(out, "^     0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f    0123456789abcdef$"));
+	T_EXPECT(matches(out, "^00: 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f    \\.\\?{15}$"));
+	T_EXPECT(matches(out, "^40: 40 41 42 43 44 45 46 47 48 49 4a 4b 4c 4d 4e 4f    @ABCDEFGHIJKLMNO$"));
+	T_EXPECT(matches(out, "^f0: f0 f1 f2 f3 f4 f5 f6 f7 f8 f9 fa fb fc fd fe ff    \\?{15}\\.$"));
+	/* a range across two rows: the rest blank */
+	run("i2c", "dump", mock, "72", "-r", "0x0e-17", NULL);
+	T_EXPECT(status == 0 && !err[0]);
+	T_EQ(suite_count(out, "\n"), 3);
+	T_EXPECT(matches(out, "^00: {43}0e 0f {18}\\?\\?$"));
+	T_EXPECT(matches(out, "^10: 10 11 {46}\\?\\? {14}$"));
+	/* words: SMBus read word data at each register, low byte first */
+	run("i2c", "dump", mock, "0x48", "--word", "--range", "0x00-0x07", NULL);
+	T_OUT("     0,8  1,9  2,a  3,b  4,c  5,d  6,e  7,f\n"
+	      "00: 0100 0201 0302 0403 0504 0605 0706 0807 \n");
+	run("i2c", "dump", mock, "0x52", NULL);
+	T_ERROR(3, "^pbus: i2c dump [0-9]+ 0x52: no device at address 0x52 \\(ENXIO\\)$");
+	run("i2c", "dump", stub, "0x50", "-r", "0x10-0x10", NULL);
+	T_EXPECT(status == 0 && matches(out, "^10: ab {49}\\? {15}$"));
+	return NULL;
+}
+
+static const char *i2c_transfer(void)
+{
+	T_EXPECT(mock_bus >= 0);
+	T_EQ(kenv_write_file("/sys/kernel/debug/pbus-mock-i2c/0x48/regs", "reset"), 0);
+	/* write the pointer, repeated start, read four: one transaction */
+	run("i2c", "transfer", mock, "w1@0x48", "0x10", "r4", NULL);
+	T_OUT("0x10 0x11 0x12 0x13\n");
+	T_EXPECT(suite_file_contains("/sys/kernel/debug/pbus-mock-i2c/last_xfer", "kind=i2c ret=2 nmsgs=2"));
+	/* '+' counts up, '=' repeats */
+	run("i2c", "transfer", mock, "w5@0x48", "0x20", "0xaa", "0xbb+", NULL);
+	T_OUT("");
+	run("i2c", "transfer", mock, "w4@72", "0x30", "0x77=", NULL);
+	T_OUT("");
+	T_EXPECT(suite_file_contains("/sys/kernel/debug/pbus-mock-i2c/0x48/regs",
+				     "20: aa bb bc bd 24"));
+	T_EXPECT(suite_file_contains("/sys/kernel/debug/pbus-mock-i2c/0x48/regs",
+				     "30: 77 77 77 33"));
+	run("i2c", "transfer", mock, "w1@0x48", "0x20", "r4@0x48", NULL);
+	T_OUT("0xaa 0xbb 0xbc 0xbd\n");
+	/* two devices, two reads */
+	run("i2c", "transfer", mock, "w1@0x48", "0x00", "r1", "w1@0x49", "0x00", "r2", NULL);
+	T_OUT("0x00\n0xff 0xfe\n");
+	run("i2c", "transfer", mock, "r1@0x52", NULL);
+	T_ERROR(3, "^pbus: i2c transfer [0-9]+: no device at address 0x52 \\(ENXIO\\)$");
+	run("i2c", "transfer", stub, "r1@0x50", NULL);
+	T_ERROR(1, "^pbus: i2c transfer [0-9]+: the adapter has no plain I2C transfers \\(I2C_RDWR; SMBus only\\)$");
+	T_EQ(kenv_write_file("/sys/kernel/debug/pbus-mock-i2c/0x48/regs", "reset"), 0);
 	return NULL;
 }
 
@@ -656,11 +893,18 @@ int main(void)
 	SUITE_RUN("tools/gpio-get", gpio_get);
 	SUITE_RUN("tools/gpio-set", gpio_set);
 	SUITE_RUN("tools/gpio-monitor", gpio_monitor);
+	SUITE_RUN("tools/gpio-bias-active-low", gpio_bias_active_low);
+	SUITE_RUN("tools/gpio-active-low-drive", gpio_active_low_drive);
+	SUITE_RUN("tools/gpio-toggle", gpio_toggle);
+	SUITE_RUN("tools/gpio-monitor-timeout", gpio_monitor_timeout);
 	SUITE_RUN("tools/gpio-errors", gpio_errors);
 	SUITE_RUN("tools/i2c-find-buses", i2c_find_buses);
 	SUITE_RUN("tools/i2c-detect", i2c_detect);
+	SUITE_RUN("tools/i2c-detect-asks", i2c_detect_asks);
 	SUITE_RUN("tools/i2c-get-set", i2c_get_set);
 	SUITE_RUN("tools/i2c-funcs", i2c_funcs);
+	SUITE_RUN("tools/i2c-dump", i2c_dump);
+	SUITE_RUN("tools/i2c-transfer", i2c_transfer);
 	SUITE_RUN("tools/i2c-errors", i2c_errors);
 	SUITE_RUN("tools/spi-info", spi_info);
 	SUITE_RUN("tools/spi-transfer", spi_transfer);

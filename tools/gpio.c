@@ -74,7 +74,7 @@ static const struct tool_command gpio_detect_command = {
 		"Examples:\n"
 		"  pbus gpio detect\n"
 		"  pbus gpio detect | wc -l\n"
-		TOOL_HELP_SEE("pbus-gpio(1)"),
+		TOOL_HELP_SEE("pbus-gpio-detect(1)"),
 };
 
 static const struct tool_command gpio_info_command = {
@@ -90,7 +90,7 @@ static const struct tool_command gpio_info_command = {
 		"Examples:\n"
 		"  pbus gpio info\n"
 		"  pbus gpio info gpiochip0\n"
-		TOOL_HELP_SEE("pbus-gpio(1)"),
+		TOOL_HELP_SEE("pbus-gpio-info(1)"),
 };
 
 static const struct tool_command gpio_get_command = {
@@ -105,7 +105,7 @@ static const struct tool_command gpio_get_command = {
 		"Examples:\n"
 		"  pbus gpio get gpiochip0 17 27\n"
 		"  pbus gpio get --bias pull-up -l pbus-sim0 BUTTON\n"
-		TOOL_HELP_SEE("pbus-gpio(1)"),
+		TOOL_HELP_SEE("pbus-gpio-get(1)"),
 };
 
 static const struct tool_command gpio_set_command = {
@@ -136,7 +136,7 @@ static const struct tool_command gpio_set_command = {
 		"  pbus gpio set --hold-ms 1000 gpiochip0 17=1\n"
 		"  pbus gpio set --drive open-drain -l pbus-sim0 RESET=1\n"
 		"  pbus gpio set --toggle 100,900 gpiochip0 LED=1\n"
-		TOOL_HELP_SEE("pbus-gpio(1)"),
+		TOOL_HELP_SEE("pbus-gpio-set(1)"),
 };
 
 static const struct tool_command gpio_monitor_command = {
@@ -160,7 +160,7 @@ static const struct tool_command gpio_monitor_command = {
 		"  pbus gpio monitor gpiochip0 17\n"
 		"  pbus gpio monitor --edge falling --bias pull-up pbus-sim0 BUTTON\n"
 		"  pbus gpio monitor --count 1 -w 10 gpiochip0 17\n"
-		TOOL_HELP_SEE("pbus-gpio(1)"),
+		TOOL_HELP_SEE("pbus-gpio-monitor(1)"),
 };
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -72,7 +72,7 @@ static const struct tool_command i2c_detect_command = {
 		"Examples:\n"
 		"  pbus i2c detect 1\n"
 		"  pbus i2c detect -y /dev/i2c-1\n"
-		TOOL_HELP_SEE("pbus-i2c(1)"),
+		TOOL_HELP_SEE("pbus-i2c-detect(1)"),
 };
 
 static const struct tool_command i2c_get_command = {
@@ -89,7 +89,7 @@ static const struct tool_command i2c_get_command = {
 		"Examples:\n"
 		"  pbus i2c get 1 0x48 0x00\n"
 		"  pbus i2c get 1 0x48 0x02 --word\n"
-		TOOL_HELP_SEE("pbus-i2c(1)"),
+		TOOL_HELP_SEE("pbus-i2c-get(1)"),
 };
 
 static const struct tool_command i2c_set_command = {
@@ -106,7 +106,7 @@ static const struct tool_command i2c_set_command = {
 		"Examples:\n"
 		"  pbus i2c set 1 0x48 0x01 0x60\n"
 		"  pbus i2c set 1 0x48 0x02 0x1234 --word\n"
-		TOOL_HELP_SEE("pbus-i2c(1)"),
+		TOOL_HELP_SEE("pbus-i2c-set(1)"),
 };
 
 static const struct tool_command i2c_dump_command = {
@@ -128,7 +128,7 @@ static const struct tool_command i2c_dump_command = {
 		"Examples:\n"
 		"  pbus i2c dump 1 0x50\n"
 		"  pbus i2c dump 1 0x48 -r 0x10-0x1f --word\n"
-		TOOL_HELP_SEE("pbus-i2c(1)"),
+		TOOL_HELP_SEE("pbus-i2c-dump(1)"),
 };
 
 static const struct tool_command i2c_transfer_command = {
@@ -149,7 +149,7 @@ static const struct tool_command i2c_transfer_command = {
 		"  pbus i2c transfer 1 w2@0x50 0x00 0x10 r4\n"
 		"  pbus i2c transfer 1 w9@0x50 0x00 0x00+\n"
 		"  pbus i2c transfer 1 w1@0x48 0x10 r2@0x48\n"
-		TOOL_HELP_SEE("pbus-i2c(1)"),
+		TOOL_HELP_SEE("pbus-i2c-transfer(1)"),
 };
 
 static const struct tool_command i2c_funcs_command = {
@@ -164,7 +164,7 @@ static const struct tool_command i2c_funcs_command = {
 		"Examples:\n"
 		"  pbus i2c funcs 1\n"
 		"  pbus i2c funcs /dev/i2c-1\n"
-		TOOL_HELP_SEE("pbus-i2c(1)"),
+		TOOL_HELP_SEE("pbus-i2c-funcs(1)"),
 };
 
 /* The i2c commands' own options; each command allows some (I2C_OPTION_*). */

@@ -55,7 +55,7 @@ static const struct tool_command spi_info_command = {
 		"Examples:\n"
 		"  pbus spi info 0.0\n"
 		"  pbus spi info /dev/spidev1.0\n"
-		TOOL_HELP_SEE("pbus-spi(1)"),
+		TOOL_HELP_SEE("pbus-spi-info(1)"),
 };
 
 static const struct tool_command spi_transfer_command = {
@@ -78,7 +78,7 @@ static const struct tool_command spi_transfer_command = {
 		"Examples:\n"
 		"  pbus spi transfer 0.0 9f000000\n"
 		"  pbus spi transfer 0.1 de:ad:be:ef --speed 500000 --mode 3\n"
-		TOOL_HELP_SEE("pbus-spi(1)"),
+		TOOL_HELP_SEE("pbus-spi-transfer(1)"),
 };
 
 struct spi_options {

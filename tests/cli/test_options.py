@@ -46,12 +46,12 @@ HELPS = {
     ("list",): "pbus-list", ("get",): "pbus-get", ("set",): "pbus-set", ("watch",): "pbus-watch",
     ("dump",): "pbus-dump", ("info",): "pbus-info", ("stat",): "pbus-stat", ("call",): "pbus-call",
     ("listen",): "pbus-listen", ("help",): "pbus",
-    ("gpio",): "pbus-gpio", ("gpio", "detect"): "pbus-gpio", ("gpio", "info"): "pbus-gpio",
-    ("gpio", "get"): "pbus-gpio", ("gpio", "set"): "pbus-gpio", ("gpio", "monitor"): "pbus-gpio",
-    ("i2c",): "pbus-i2c", ("i2c", "detect"): "pbus-i2c", ("i2c", "get"): "pbus-i2c",
-    ("i2c", "set"): "pbus-i2c", ("i2c", "funcs"): "pbus-i2c", ("i2c", "dump"): "pbus-i2c",
-    ("i2c", "transfer"): "pbus-i2c",
-    ("spi",): "pbus-spi", ("spi", "info"): "pbus-spi", ("spi", "transfer"): "pbus-spi",
+    ("gpio",): "pbus-gpio", ("gpio", "detect"): "pbus-gpio-detect", ("gpio", "info"): "pbus-gpio-info",
+    ("gpio", "get"): "pbus-gpio-get", ("gpio", "set"): "pbus-gpio-set", ("gpio", "monitor"): "pbus-gpio-monitor",
+    ("i2c",): "pbus-i2c", ("i2c", "detect"): "pbus-i2c-detect", ("i2c", "get"): "pbus-i2c-get",
+    ("i2c", "set"): "pbus-i2c-set", ("i2c", "funcs"): "pbus-i2c-funcs", ("i2c", "dump"): "pbus-i2c-dump",
+    ("i2c", "transfer"): "pbus-i2c-transfer",
+    ("spi",): "pbus-spi", ("spi", "info"): "pbus-spi-info", ("spi", "transfer"): "pbus-spi-transfer",
 }
 
 

@@ -40,9 +40,10 @@ static void read_all(const char *path, char *buf, size_t size)
 	close(fd);
 }
 
-/* Start pbus with @args (NULL-terminated, without "pbus"), stdout and stderr
+/* Start pbus with @args (NULL-terminated, without "pbus"), stdin from the
+ * file @input (/dev/null, or a pseudo-terminal's slave), stdout and stderr
  * to OUT_PATH / ERR_PATH; returns the pid. */
-static pid_t spawn(char **args)
+static pid_t spawn_input(char **args, const char *input)
 {
 	char *argv[32];
 	int n = 0;
@@ -58,11 +59,10 @@ static pid_t spawn(char **args)
 	if (pid == 0) {
 		int o = open(OUT_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int e = open(ERR_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int n = open("/dev/null", O_RDONLY);
+		int n = open(input, O_RDWR | O_NOCTTY);
 
 		if (o < 0 || e < 0 || n < 0)
 			_exit(126);
-		/* stdin is no terminal: what a script sees (i2c detect wants -y) */
 		dup2(n, 0);
 		dup2(o, 1);
 		dup2(e, 2);
@@ -70,6 +70,12 @@ static pid_t spawn(char **args)
 		_exit(127);
 	}
 	return pid;
+}
+
+/* stdin is no terminal: what a script sees (i2c detect wants -y). */
+static pid_t spawn(char **args)
+{
+	return spawn_input(args, "/dev/null");
 }
 
 /* Wait for @pid up to @timeout_ms (then SIGKILL); fill out/err/status. */
@@ -312,18 +318,7 @@ static const char *gpio_set(void)
 	/* stdin a terminal, no --hold-ms: held until Ctrl-C */
 	int master = posix_openpt(O_RDWR | O_NOCTTY);
 	T_EXPECT(master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0);
-	pid = fork();
-	if (pid == 0) {
-		int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
-		int o = open(OUT_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(ERR_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(slave, 0);
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(PBUS, (char *[]){"pbus", "gpio", "set", "pbus-sim0", "A10=1", NULL});
-		_exit(127);
-	}
+	pid = spawn_input((char *[]){"gpio", "set", "pbus-sim0", "A10=1", NULL}, ptsname(master));
 	if (!wait_line_used(10, true)) {
 		close(master);
 		finish(pid, 0);
@@ -638,18 +633,7 @@ static const char *i2c_detect_asks(void)
 		pid_t pid;
 
 		T_EXPECT(master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0);
-		pid = fork();
-		if (pid == 0) {
-			int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
-			int o = open(OUT_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-			int e = open(ERR_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-			dup2(slave, 0);
-			dup2(o, 1);
-			dup2(e, 2);
-			execv(PBUS, (char *[]){"pbus", "i2c", "detect", stub, NULL});
-			_exit(127);
-		}
+		pid = spawn_input((char *[]){"i2c", "detect", stub, NULL}, ptsname(master));
 		T_EXPECT(write(master, answers[k], 2) == 2);
 		finish(pid, 10000);
 		close(master);

@@ -37,8 +37,7 @@
 	"Run 'pbus gpio COMMAND --help' for a command's options.\n"                   \
 	"\n"                                                                          \
 	"Options:\n"                                                                  \
-	"  -i, --instance NAME  ignored (no instance needed)\n"                       \
-	"  -h, --help           show this help\n"                                     \
+	TOOL_HELP_HW_COMMON_OPTIONS                                     \
 	"\n"                                                                          \
 	"Examples:\n"                                                                 \
 	"  pbus gpio detect\n"                                                        \
@@ -49,10 +48,6 @@
 #define GPIO_LINE_OPTIONS_HELP                                                         \
 	"  -b, --bias BIAS      pull-up, pull-down, disabled or as-is (the default)\n"  \
 	"  -l, --active-low     the lines are active-low: VALUE 1 is the low level\n"
-
-#define GPIO_COMMON_HELP                                                 \
-	"  -i, --instance NAME  ignored (no instance needed)\n"          \
-	"  -h, --help           show this help\n"
 
 static int gpio_run(struct tool_context *context, int argc, char **argv);
 
@@ -69,7 +64,7 @@ static const struct tool_command gpio_detect_command = {
 		"\n"
 		"List the GPIO chips: name [label] (N lines), like gpiodetect.\n"
 		"\n"
-		"Options:\n" GPIO_COMMON_HELP
+		"Options:\n" TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus gpio detect\n"
@@ -85,7 +80,7 @@ static const struct tool_command gpio_info_command = {
 		"offset, name, consumer, direction and flags (active-low, bias,\n"
 		"drive, edge, debounce); '-' for none.\n"
 		"\n"
-		"Options:\n" GPIO_COMMON_HELP
+		"Options:\n" TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus gpio info\n"
@@ -100,7 +95,7 @@ static const struct tool_command gpio_get_command = {
 		"Request the lines as inputs, print LINE=VALUE (0 or 1) for each, in\n"
 		"the order given, and release them.\n"
 		"\n"
-		"Options:\n" GPIO_LINE_OPTIONS_HELP GPIO_COMMON_HELP
+		"Options:\n" GPIO_LINE_OPTIONS_HELP TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus gpio get gpiochip0 17 27\n"
@@ -130,7 +125,7 @@ static const struct tool_command gpio_set_command = {
 		"      --toggle PERIOD[,PERIOD...]  invert the lines after each PERIOD\n"
 		"                       (ms, or with a unit: 500us, 20ms, 1s)\n"
 		"      --drive DRIVE    push-pull (the default), open-drain or open-source\n"
-		GPIO_LINE_OPTIONS_HELP GPIO_COMMON_HELP
+		GPIO_LINE_OPTIONS_HELP TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus gpio set --hold-ms 1000 gpiochip0 17=1\n"
@@ -154,7 +149,7 @@ static const struct tool_command gpio_monitor_command = {
 		"      --count N        exit after N events\n"
 		"  -w, --timeout SECONDS  stop after SECONDS: status 0, or 5 if --count\n"
 		"                       events had not come by then\n"
-		GPIO_LINE_OPTIONS_HELP GPIO_COMMON_HELP
+		GPIO_LINE_OPTIONS_HELP TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus gpio monitor gpiochip0 17\n"

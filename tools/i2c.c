@@ -38,8 +38,7 @@ const struct tool_command tool_command_i2c = {
 		"Run 'pbus i2c COMMAND --help' for a command's options.\n"
 		"\n"
 		"Options:\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n"
+		TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus i2c detect -y 1\n"
@@ -49,9 +48,6 @@ const struct tool_command tool_command_i2c = {
 	.run = i2c_run,
 };
 
-#define I2C_COMMON_OPTIONS                                          \
-	"  -i, --instance NAME  ignored (no instance needed)\n" \
-	"  -h, --help           show this help\n"
 
 static const struct tool_command i2c_detect_command = {
 	.name = "i2c detect",
@@ -67,7 +63,7 @@ static const struct tool_command i2c_detect_command = {
 		"first when stdin is a terminal; otherwise it needs -y.\n"
 		"\n"
 		"Options:\n"
-		"  -y, --yes            probe without asking\n" I2C_COMMON_OPTIONS
+		"  -y, --yes            probe without asking\n" TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus i2c detect 1\n"
@@ -84,7 +80,7 @@ static const struct tool_command i2c_get_command = {
 		"the value in hex (0x2a, or 0x1234 with --word).\n"
 		"\n"
 		"Options:\n"
-		"      --word           read a 16-bit word\n" I2C_COMMON_OPTIONS
+		"      --word           read a 16-bit word\n" TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus i2c get 1 0x48 0x00\n"
@@ -101,7 +97,7 @@ static const struct tool_command i2c_set_command = {
 		"nothing on success.\n"
 		"\n"
 		"Options:\n"
-		"      --word           write a 16-bit word\n" I2C_COMMON_OPTIONS
+		"      --word           write a 16-bit word\n" TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus i2c set 1 0x48 0x01 0x60\n"
@@ -123,7 +119,7 @@ static const struct tool_command i2c_dump_command = {
 		"Options:\n"
 		"  -r, --range FIRST-LAST  only the registers FIRST to LAST (hex or\n"
 		"                       decimal, 0x00-0xff; default all)\n"
-		"      --word           16-bit words\n" I2C_COMMON_OPTIONS
+		"      --word           16-bit words\n" TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus i2c dump 1 0x50\n"
@@ -143,7 +139,7 @@ static const struct tool_command i2c_transfer_command = {
 		"rest counts up from it) or '-' (counts down). Each read message is\n"
 		"printed as one line of bytes (0x12 0x34 ...).\n"
 		"\n"
-		"Options:\n" I2C_COMMON_OPTIONS
+		"Options:\n" TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus i2c transfer 1 w2@0x50 0x00 0x10 r4\n"
@@ -159,7 +155,7 @@ static const struct tool_command i2c_funcs_command = {
 		"Print the adapter's I2C_FUNCS mask, then one line per functionality\n"
 		"with yes or no, like i2cdetect -F.\n"
 		"\n"
-		"Options:\n" I2C_COMMON_OPTIONS
+		"Options:\n" TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus i2c funcs 1\n"

@@ -30,8 +30,7 @@ const struct tool_command tool_command_spi = {
 		"Run 'pbus spi COMMAND --help' for a command's options.\n"
 		"\n"
 		"Options:\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n"
+		TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus spi info 0.0\n"
@@ -49,8 +48,7 @@ static const struct tool_command spi_info_command = {
 		"bufsiz (the most bytes one transfer can move).\n"
 		"\n"
 		"Options:\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n"
+		TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus spi info 0.0\n"
@@ -72,8 +70,7 @@ static const struct tool_command spi_transfer_command = {
 		"      --speed HZ       clock in Hz (default: the device's maximum speed)\n"
 		"      --mode N         SPI mode 0-3 (CPOL/CPHA)\n"
 		"      --bits N         bits per word, 1-32\n"
-		"  -i, --instance NAME  ignored (no instance needed)\n"
-		"  -h, --help           show this help\n"
+		TOOL_HELP_HW_COMMON_OPTIONS
 		"\n"
 		"Examples:\n"
 		"  pbus spi transfer 0.0 9f000000\n"

@@ -199,6 +199,12 @@ void tool_sleep_ms(unsigned ms);
  * (help2man makes one page per command from these texts). */
 #define TOOL_HELP_SEE(page) "\nSee pbus(1) and " page ".\n"
 
+/* The options of the hardware commands (gpio, i2c, spi) that every one of
+ * them has, in their --help. */
+#define TOOL_HELP_HW_COMMON_OPTIONS                               \
+	"  -i, --instance NAME  ignored (no instance needed)\n" \
+	"  -h, --help           show this help\n"
+
 /* Parse a non-negative decimal integer argument; -EINVAL if malformed. */
 int tool_parse_unsigned(const char *text, unsigned long long max, unsigned long long *ret);
 

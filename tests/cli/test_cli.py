@@ -31,14 +31,6 @@ from pbustest.daemon import Daemon
 SUITE = "cli"
 
 
-@pytest.fixture(scope="module")
-def ctx(pbus_build, pbus_context):
-    """The module's Context, with its pbusd serving the fixture (.daemon)."""
-    pbus_build.require(pbus_build.pbus, pbus_build.pbusd)
-    pbus_context.daemon = pbus_context.start_daemon()
-    return pbus_context
-
-
 @pytest.fixture(autouse=True)
 def pbusd_alive(ctx):
     """After each test: the module's pbusd still runs."""

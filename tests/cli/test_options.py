@@ -26,13 +26,6 @@ from pbustest.cli import LineReader, finish, one_line_error, start_watch
 SUITE = "cli"
 
 
-@pytest.fixture(scope="module")
-def ctx(pbus_build, pbus_context):
-    pbus_build.require(pbus_build.pbus, pbus_build.pbusd)
-    pbus_context.daemon = pbus_context.start_daemon()
-    return pbus_context
-
-
 def stamp(ctx, name):
     """The timestamp_ns and value of @name, from get --json."""
     entry = json.loads(ctx.ok("get", "--json", name).out)[name]

@@ -158,9 +158,8 @@ static int run_call(struct tool_context *context, int argc, char **argv)
 					  ":" TOOL_COMMON_SHORT_OPTIONS "w:p", options, &status))) {
 		switch (option) {
 		case 'w':
-			if (tool_parse_seconds(optarg, &timeout_ms) < 0)
-				return tool_usage_error(&tool_command_call, "-w wants seconds above 0, not '%s'",
-							optarg);
+			if (tool_timeout_option(&tool_command_call, optarg, &timeout_ms))
+				return TOOL_EXIT_USAGE;
 			break;
 		case 'p':
 			s.flags |= PBUS_RPC_JSON_PRETTY;
@@ -280,9 +279,8 @@ static int run_listen(struct tool_context *context, int argc, char **argv)
 					  ":" TOOL_COMMON_SHORT_OPTIONS "w:c:p", options, &status))) {
 		switch (option) {
 		case 'w':
-			if (tool_parse_seconds(optarg, &wait_ms) < 0)
-				return tool_usage_error(&tool_command_listen, "-w wants seconds above 0, not '%s'",
-							optarg);
+			if (tool_timeout_option(&tool_command_listen, optarg, &wait_ms))
+				return TOOL_EXIT_USAGE;
 			break;
 		case 'c':
 			if (tool_parse_unsigned(optarg, 1000000000, &count) < 0 || count == 0)

@@ -371,6 +371,13 @@ int tool_parse_seconds(const char *text, unsigned *ret_ms)
 	return 0;
 }
 
+int tool_timeout_option(const struct tool_command *command, const char *text, unsigned *ret_ms)
+{
+	if (tool_parse_seconds(text, ret_ms) < 0)
+		return tool_usage_error(command, "-w wants seconds above 0, not '%s'", text);
+	return 0;
+}
+
 void tool_seconds_text(unsigned ms, char *buf, size_t size)
 {
 	if (ms % 1000 == 0)

@@ -126,6 +126,12 @@ void tool_format_field(const struct tool_format *f, FILE *out, bool *first, cons
  */
 int tool_parse_seconds(const char *text, unsigned *ret_ms);
 
+/*
+ * The -w option of @command: tool_parse_seconds(@text) into *ret_ms, or a
+ * usage error naming the option (printed). Returns 0, or TOOL_EXIT_USAGE.
+ */
+int tool_timeout_option(const struct tool_command *command, const char *text, unsigned *ret_ms);
+
 /* "2.5 s" for messages about a timeout of @ms. */
 void tool_seconds_text(unsigned ms, char *buf, size_t size);
 

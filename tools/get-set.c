@@ -146,9 +146,8 @@ static int run_get(struct tool_context *context, int argc, char **argv)
 		} else if (option == 'j') {
 			json = true;
 		} else if (option == 'w') {
-			if (tool_parse_seconds(optarg, &timeout_ms) < 0)
-				return tool_usage_error(&tool_command_get, "-w wants seconds above 0, not '%s'",
-							optarg);
+			if (tool_timeout_option(&tool_command_get, optarg, &timeout_ms))
+				return TOOL_EXIT_USAGE;
 		} else if (tool_format_option(&tool_command_get, &format, option, optarg, &status) &&
 			   status >= 0) {
 			return status;
@@ -513,9 +512,8 @@ static int run_set(struct tool_context *context, int argc, char **argv)
 	while ((option = tool_next_option(context, &tool_command_set, argc, argv,
 					  ":" TOOL_COMMON_SHORT_OPTIONS "aw:", options, &status))) {
 		if (option == 'w') {
-			if (tool_parse_seconds(optarg, &timeout_ms) < 0)
-				return tool_usage_error(&tool_command_set, "-w wants seconds above 0, not '%s'",
-							optarg);
+			if (tool_timeout_option(&tool_command_set, optarg, &timeout_ms))
+				return TOOL_EXIT_USAGE;
 		} else if (option == 'W')
 			wait_saved = true;
 		else if (option == 'D')

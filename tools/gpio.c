@@ -813,9 +813,8 @@ static int gpio_monitor(struct tool_context *context, int argc, char **argv)
 			      count_max == 0))
 		return tool_usage_error(&gpio_monitor_command, "--count: not a positive number: '%s'",
 					options.count);
-	if (options.timeout && tool_parse_seconds(options.timeout, &timeout_ms) < 0)
-		return tool_usage_error(&gpio_monitor_command, "-w wants seconds above 0, not '%s'",
-					options.timeout);
+	if (options.timeout && tool_timeout_option(&gpio_monitor_command, options.timeout, &timeout_ms))
+		return TOOL_EXIT_USAGE;
 	status = gpio_prepare(&gpio_monitor_command, argc - optind, argv + optind, false, &chip,
 			      offsets, NULL, &count);
 	if (status >= 0)

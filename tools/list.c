@@ -207,16 +207,16 @@ static char *arguments_text(const struct pbus_schema *schema, uint32_t index, in
  * The methods and broadcasts matching @patterns, as two more tables, from
  * the schema pbusd serves, each after a blank line if *@printed (a table
  * came before; set once one is printed). Returns how many matched. Quiet if
- * pbusd does not answer (the parameters came from the table, which needs
- * no pbusd), unless @long_format asks for everything: then one line on
+ * pbusd does not answer within @timeout_ms (the parameters came from the
+ * table, which needs no pbusd), unless @long_format asks for everything: then one line on
  * stderr says why they are missing.
  */
-static uint32_t list_methods(const struct tool_context *context, bool long_format, int npatterns,
-			     char **patterns, bool *printed)
+static uint32_t list_methods(const struct tool_context *context, bool long_format, unsigned timeout_ms,
+			     int npatterns, char **patterns, bool *printed)
 {
 	static const char *const method_headers[] = {"METHOD", "IN", "OUT"};
 	static const char *const broadcast_headers[] = {"BROADCAST", "ARGUMENTS"};
-	struct pbus_client_options options = {.name = "pbus", .timeout_ms = 1000};
+	struct pbus_client_options options = {.name = "pbus", .timeout_ms = timeout_ms};
 	const struct pbus_schema *schema;
 	struct pbus_client *client = NULL;
 	uint32_t methods, broadcasts, rows, matched;
@@ -291,23 +291,28 @@ static int run(struct tool_context *context, int argc, char **argv)
 	static const struct option options[] = {
 		TOOL_COMMON_LONG_OPTIONS,
 		{"long", no_argument, NULL, 'l'},
+		{"timeout", required_argument, NULL, 'w'},
 		TOOL_FORMAT_NUMBER_LONG,
 		{NULL, 0, NULL, 0},
 	};
 	struct tool_format format;
 	struct pbus_table *table;
 	bool long_format = false, printed = false;
+	unsigned timeout_ms = 1000; /* -w: how long pbusd may take to name the methods */
 	int option, status, columns;
 	uint32_t count, rows = 0;
 	char ***cells;
 
 	tool_format_init(&format);
 	while ((option = tool_next_option(context, &tool_command_list, argc, argv,
-					  ":" TOOL_COMMON_SHORT_OPTIONS "l" TOOL_FORMAT_NUMBER_SHORT,
+					  ":" TOOL_COMMON_SHORT_OPTIONS "lw:" TOOL_FORMAT_NUMBER_SHORT,
 					  options, &status))) {
-		if (option == 'l')
+		if (option == 'l') {
 			long_format = true;
-		else if (tool_format_option(&tool_command_list, &format, option, optarg, &status) &&
+		} else if (option == 'w') {
+			if (tool_timeout_option(&tool_command_list, optarg, &timeout_ms))
+				return TOOL_EXIT_USAGE;
+		} else if (tool_format_option(&tool_command_list, &format, option, optarg, &status) &&
 			 status >= 0)
 			return status;
 	}
@@ -341,7 +346,7 @@ static int run(struct tool_context *context, int argc, char **argv)
 		printed = true;
 	}
 	free_rows(cells, rows);
-	if (list_methods(context, long_format, argc - optind, argv + optind, &printed) == 0 && rows == 0 &&
+	if (list_methods(context, long_format, timeout_ms, argc - optind, argv + optind, &printed) == 0 && rows == 0 &&
 	    argc > optind) {
 		tool_error("list: no parameter, method or broadcast matches '%s'", argv[optind]);
 		status = TOOL_EXIT_FAILURE;
@@ -362,6 +367,9 @@ const struct tool_command tool_command_list = {
 		"Options:\n"
 		"  -l, --long           also show flags (ro, persistent, noread), update\n"
 		"                       class, limits, default, write group, description\n"
+		"  -w, --timeout SECONDS  wait at most SECONDS for pbusd to name the\n"
+		"                       methods and broadcasts (default 1; the\n"
+		"                       parameters come from the table, without pbusd)\n"
 		TOOL_FORMAT_NUMBER_HELP
 		"  -i, --instance NAME  the instance (default: $PBUS_INSTANCE)\n"
 		"  -h, --help           show this help\n"

@@ -241,9 +241,8 @@ static int run(struct tool_context *context, int argc, char **argv)
 		/* -W: -w is the timeout everywhere, as in EPICS (it was --watch). */
 		case 'W': watch = true; break;
 		case 'w':
-			if (tool_parse_seconds(optarg, &answer_timeout_ms) < 0)
-				return tool_usage_error(&tool_command_stat,
-							"-w wants seconds above 0, not '%s'", optarg);
+			if (tool_timeout_option(&tool_command_stat, optarg, &answer_timeout_ms))
+				return TOOL_EXIT_USAGE;
 			break;
 		}
 	}

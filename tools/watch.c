@@ -393,9 +393,8 @@ static int run(struct tool_context *context, int argc, char **argv)
 					  TOOL_FORMAT_LINE_SHORT, options, &status))) {
 		switch (option) {
 		case 'w':
-			if (tool_parse_seconds(optarg, &o.timeout_ms) < 0)
-				return tool_usage_error(&tool_command_watch,
-							"-w wants seconds above 0, not '%s'", optarg);
+			if (tool_timeout_option(&tool_command_watch, optarg, &o.timeout_ms))
+				return TOOL_EXIT_USAGE;
 			break;
 		case 'd':
 			if (tool_parse_unsigned(optarg, 3600000, &number) < 0 || number == 0)

@@ -364,3 +364,18 @@ def test_i2c_dump_range_syntax(ctx):
                        re.escape(f"pbus: i2c dump 99 0x50: -r: not a range FIRST-LAST of registers 0x00-0xff: '{bad}'"))
     one_line_error(ctx.run("i2c", "dump", "99", "0x50", "-r", "0x10-0x1f", instance=False), 3,
                    r"pbus: i2c dump 99 0x50: no bus /dev/i2c-99 .*")
+
+
+def test_list_waits_for_methods_at_most_w(ctx, hung):
+    """list reads the parameters from the table and asks pbusd for the
+    methods: -w bounds that wait (a hung pbusd cost a fixed second)."""
+    for args, low, high in ((["list", "-w", "0.2"], 0.15, 0.8), (["list"], 0.9, 3)):
+        start = time.monotonic()
+        r = ctx.run(*args, instance=hung)
+        took = time.monotonic() - start
+        check(r.rc == 0 and r.err == "" and "voltage_setpoint" in r.out, f"{args}: {r!r}")
+        check(low <= took < high, f"{args}: took {took:.2f} s, not {low}..{high}")
+    r = ctx.run("list", "--long", "--timeout=0.2", instance=hung)
+    check(r.rc == 0 and "voltage_setpoint" in r.out, f"list --long: {r!r}")
+    check(re.fullmatch(r"pbus: list: methods and broadcasts not shown: pbusd of '.*': .*\n", r.err), f"{r.err!r}")
+    one_line_error(ctx.run("list", "-w", "0"), 2, r"pbus: list: -w wants seconds above 0, not '0' .*")

@@ -26,6 +26,25 @@ from pbustest.cli import LineReader, finish, one_line_error, start_watch
 SUITE = "cli"
 
 
+def watch_across(ctx, assignment, *args):
+    """pbus watch ARGS while `pbus set ASSIGNMENT` runs: (rc, first line, the
+    rest of stdout, stderr). With --initial the first line (the current
+    value) shows the watch is ready; without, it is given 0.3 s and the first
+    line is ""."""
+    w = start_watch(ctx, *args)
+    try:
+        if "--initial" in args:
+            first = LineReader(w.stdout.fileno()).line()
+        else:
+            first = ""
+            time.sleep(0.3)
+        ctx.ok("set", assignment)
+        rc, out, err = finish(w)
+    finally:
+        w.kill()
+    return rc, first, out, err
+
+
 def stamp(ctx, name):
     """The timestamp_ns and value of @name, from get --json."""
     entry = json.loads(ctx.ok("get", "--json", name).out)[name]
@@ -130,13 +149,7 @@ def test_numeric_enums(ctx):
     check(re.search(r"^    value    1  \(", ctx.ok("dump", "-n").out, re.M), "dump -n")
     one_line_error(ctx.run("info", "-n"), 2, r"pbus: info: unknown option '-n'.*")
     # watch -n: numbers, and -n is no longer the interval.
-    w = start_watch(ctx, "-n", "-c", "1", "mode")
-    try:
-        time.sleep(0.3)
-        ctx.ok("set", "mode=OFF")
-        rc, out, err = finish(w)
-    finally:
-        w.kill()
+    rc, _, out, err = watch_across(ctx, "mode=OFF", "-n", "-c", "1", "mode")
     check(rc == 0 and out == "mode=0 ok\n", f"watch -n: rc={rc} out={out!r} err={err!r}")
 
 
@@ -191,21 +204,10 @@ def test_terse_and_separator(ctx):
                          (["--initial", "-c", "1", "-T", "-F", ";"], "trim;3\ntrim;4\n"),
                          (["--initial", "-c", "1", "-F", "\t", "-x"], "trim=0x3\tok\ntrim=0x4\tok\n")):
         ctx.ok("set", "trim=3")
-        w = start_watch(ctx, *args, "trim")
-        try:
-            first = LineReader(w.stdout.fileno()).line()
-            ctx.ok("set", "trim=4")
-            rc, out, err = finish(w)
-        finally:
-            w.kill()
+        rc, first, out, err = watch_across(ctx, "trim=4", *args, "trim")
         check(rc == 0 and first + "\n" + out == expect, f"watch {args}: rc={rc} {first!r} {out!r} {err!r}")
-    w = start_watch(ctx, "--initial", "-c", "1", "-t", "--time-format=unix", "-F", ",", "trim")
-    try:
-        first = LineReader(w.stdout.fileno()).line()
-        ctx.ok("set", "trim=5")
-        rc, out, err = finish(w)
-    finally:
-        w.kill()
+    rc, first, out, err = watch_across(ctx, "trim=5", "--initial", "-c", "1", "-t", "--time-format=unix", "-F", ",",
+                                       "trim")
     ns, _ = stamp(ctx, "trim")
     check(rc == 0 and re.fullmatch(r"\d+\.\d{9},trim=4,ok", first) and out == f"{ns // 10**9}.{ns % 10**9:09d},trim=5,ok\n",
           f"watch -t -F ,: {first!r} {out!r}")
@@ -216,13 +218,7 @@ def test_terse_and_separator(ctx):
 def test_watch_interval_letter(ctx):
     # -d is the interval now; --interval still is.
     for args in (["-d", "20"], ["--interval", "20"]):
-        w = start_watch(ctx, *args, "-c", "1", "trim")
-        try:
-            time.sleep(0.3)
-            ctx.ok("set", "trim=9")
-            rc, out, err = finish(w)
-        finally:
-            w.kill()
+        rc, _, out, err = watch_across(ctx, "trim=9", *args, "-c", "1", "trim")
         check(rc == 0 and out == "trim=9 ok\n", f"watch {args}: {rc} {out!r} {err!r}")
     one_line_error(ctx.run("watch", "-d", "0"), 2, r"pbus: watch: --interval '0'.*")
 

@@ -13,6 +13,8 @@ texts they are made from.
 - The pages read as man pages: `man -l` renders each, with the NAME line
   help2man needs and every option of the --help.
 """
+import importlib.machinery
+import importlib.util
 import os
 import re
 import shutil
@@ -28,7 +30,20 @@ SUITE = "man"
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 MAKE_PAGES = os.path.join(TOP, "man", "make-pages")
-DAEMONS = ["pbusd", "pbus-hwd", "pbus-scpi", "pbus-web", "pbus-bridge"]
+
+
+def _load_make_pages():
+    """man/make-pages as a module: its program table and its reader of a
+    --help's Commands: block are the ones the build uses."""
+    loader = importlib.machinery.SourceFileLoader("make_pages", MAKE_PAGES)
+    spec = importlib.util.spec_from_loader("make_pages", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+make_pages = _load_make_pages()
+DAEMONS = [name for name, (section, _) in make_pages.PROGRAMS.items() if section == 8]
 
 
 def programs(build):
@@ -63,17 +78,7 @@ def help_text(argv):
 
 
 def commands(argv):
-    out, inside, found = help_text(argv), False, []
-    for line in out.splitlines():
-        if line.strip() == "Commands:":
-            inside = True
-        elif inside and not line.strip():
-            break
-        elif inside:
-            m = re.match(r"^  ([a-z][a-z0-9-]*)", line)
-            if m and m.group(1) != "help":
-                found.append(m.group(1))
-    return found
+    return [name for name, _ in make_pages.commands(help_text(argv))]
 
 
 @pytest.fixture(scope="module")
